@@ -1,0 +1,440 @@
+//! `tessera`: check, run and inspect Tessera kernels.
+//!
+//! Exit codes: 0 success; 1 the kernel was rejected (diagnostics) or failed at run time;
+//! 2 bad invocation (unknown flag, missing file or entry, bad `-D`/`--input`, unavailable
+//! mode).
+
+mod npy;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use tessera_ir::{ArgValue, ArrayData, FuncId, Program, RuntimeError, Scalar, Span, VarKind};
+use tessera_syntax::diag::{render_all, Diagnostic, SourceFile};
+
+#[derive(Parser)]
+#[command(
+    name = "tessera",
+    version,
+    about = "Tessera: a compiler and runtime for loop-nest kernels written in a C subset",
+    long_about = "Tessera parses and checks kernels written in a C subset (see docs/language.md) and runs them.\n\n\
+Examples:\n  tessera check examples/kernels/gemm.c\n  \
+tessera run examples/kernels/gemm.c --entry gemm -D ni=64 -D nj=64 -D nk=64 -D alpha=1.5 -D beta=1.2 --out /tmp/out"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Parse and type-check a kernel file; print diagnostics.
+    ///
+    /// Example: tessera check examples/kernels/gemm.c
+    Check {
+        /// The kernel source file.
+        file: PathBuf,
+        /// Bind a #define'd constant: -D N=100 (repeatable).
+        #[arg(short = 'D', value_name = "NAME=VALUE")]
+        defines: Vec<String>,
+    },
+    /// Run one function of a kernel file.
+    ///
+    /// Example: tessera run examples/kernels/jacobi-2d.c --entry jacobi_2d -D n=100 -D tsteps=20 --init random:7 --out out/
+    Run(RunArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum Mode {
+    /// The reference interpreter (the semantic definition).
+    Interp,
+    /// Native code through the LLVM JIT (not available yet).
+    Jit,
+    /// Polyhedral optimisation, then the JIT (not available yet).
+    Opt,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The kernel source file.
+    file: PathBuf,
+    /// The function to call, e.g. --entry gemm.
+    #[arg(long)]
+    entry: String,
+    /// Bind a scalar parameter of the entry or a #define'd constant: -D n=100 -D alpha=1.5.
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    defines: Vec<String>,
+    /// Load an array parameter from a .npy file (dtype and shape must match the
+    /// declaration): --input A=a.npy.
+    #[arg(long = "input", value_name = "ARRAY=PATH")]
+    inputs: Vec<String>,
+    /// How to fill arrays not given by --input: `random` (seeded, default seed 1),
+    /// `random:SEED` or `zeros`. Floats are uniform in [0,1), integers in [0,100].
+    #[arg(long, default_value = "random:1", value_name = "random[:SEED]|zeros")]
+    init: String,
+    /// Write every array parameter after the call to DIR/<name>.npy: --out results/.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write every array parameter before the call to DIR/<name>.npy (the inputs as
+    /// initialised), e.g. to feed another implementation: --save-inputs inputs/.
+    #[arg(long, value_name = "DIR")]
+    save_inputs: Option<PathBuf>,
+    /// Execution mode: interp (reference interpreter), jit, opt.
+    #[arg(long, value_enum, default_value = "interp")]
+    mode: Mode,
+    /// Worker threads for parallel modes: --threads 2 (default: TESSERA_THREADS or all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Stop with an error after this many loop iterations and calls (guards against
+    /// non-terminating kernels): --max-steps 1000000.
+    #[arg(long)]
+    max_steps: Option<u64>,
+}
+
+/// An error of the invocation (exit 2) or of the kernel (exit 1), already rendered.
+struct Failure {
+    text: String,
+    code: u8,
+}
+
+fn usage(msg: impl Into<String>) -> Failure {
+    Failure {
+        text: format!("error: {}\n", msg.into()),
+        code: 2,
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    // Deep recursion in user kernels and deeply nested input run on a big stack; the
+    // interpreter and front end bound their own depth well within it.
+    let worker = std::thread::Builder::new()
+        .stack_size(2 << 30)
+        .spawn(move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli))));
+    let result = match worker.map(|h| h.join()) {
+        Ok(Ok(Ok(r))) => r,
+        Ok(Ok(Err(_))) | Ok(Err(_)) => Err(Failure {
+            text: "error: internal compiler error (a bug in Tessera); please report it with the input\n".into(),
+            code: 3,
+        }),
+        Err(e) => Err(Failure { text: format!("error: cannot start the worker thread: {e}\n"), code: 3 }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprint!("{}", f.text);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<(), Failure> {
+    // Keep panics (bugs) from printing Rust's panic text; main reports them.
+    std::panic::set_hook(Box::new(|_| {}));
+    match cli.cmd {
+        Cmd::Check { file, defines } => {
+            let defs = parse_defines(&defines)?;
+            let (src, prog) = load(&file, &defs)?;
+            println!(
+                "{}: ok: {} function{}",
+                src.name,
+                prog.functions.len(),
+                if prog.functions.len() == 1 { "" } else { "s" }
+            );
+            for f in &prog.functions {
+                let params: Vec<String> = f
+                    .params
+                    .iter()
+                    .map(|p| {
+                        let v = f.var(*p);
+                        match v.kind {
+                            VarKind::Scalar(t) => format!("{t} {}", v.name),
+                            VarKind::Array { elem, rank } => {
+                                format!("{elem} {}{}", v.name, "[]".repeat(rank))
+                            }
+                        }
+                    })
+                    .collect();
+                let ret = f.ret.map(|t| t.c_name()).unwrap_or("void");
+                println!("  {ret} {}({})", f.name, params.join(", "));
+            }
+            Ok(())
+        }
+        Cmd::Run(args) => run(args),
+    }
+}
+
+fn parse_defines(defs: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    defs.iter()
+        .map(|d| match d.split_once('=') {
+            Some((n, v)) if !n.trim().is_empty() => {
+                Ok((n.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(usage(format!("-D expects NAME=VALUE, got `{d}`"))),
+        })
+        .collect()
+}
+
+fn load(file: &Path, defs: &[(String, String)]) -> Result<(SourceFile, Program), Failure> {
+    let bytes =
+        std::fs::read(file).map_err(|e| usage(format!("cannot read `{}`: {e}", file.display())))?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let src = SourceFile::new(file.display().to_string(), text);
+    let overrides: HashMap<String, String> = defs.iter().cloned().collect();
+    match tessera_sema::compile_source(&src.text, &overrides) {
+        Ok(p) => Ok((src, p)),
+        Err(diags) => Err(Failure {
+            text: render_all(&src, &diags),
+            code: 1,
+        }),
+    }
+}
+
+fn runtime_failure(src: &SourceFile, e: &RuntimeError) -> Failure {
+    let span = span_at(&src.text, e.loc.line, e.loc.col);
+    let d = Diagnostic::error(
+        span,
+        format!("runtime error: {} (in `{}`)", e.kind, e.function),
+    );
+    // Render "file:line:col: error: runtime error: ..." with the source line.
+    let text = src
+        .render(&d)
+        .replacen(": error: runtime error:", ": runtime error:", 1);
+    Failure { text, code: 1 }
+}
+
+/// The span of the token starting at (line, col), for rendering run-time errors.
+fn span_at(text: &str, line: u32, col: u32) -> Span {
+    let mut lo = 0usize;
+    for (i, l) in text.split('\n').enumerate() {
+        if i + 1 == line as usize {
+            let c = (col as usize).saturating_sub(1).min(l.len());
+            lo += c;
+            let rest = &l[c..];
+            let len = rest
+                .find(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                .filter(|&n| n > 0)
+                .unwrap_or(1);
+            return Span {
+                lo: lo as u32,
+                hi: (lo + len) as u32,
+                line,
+                col,
+            };
+        }
+        lo += l.len() + 1;
+    }
+    Span {
+        lo: 0,
+        hi: 0,
+        line,
+        col,
+    }
+}
+
+enum Init {
+    Random(u64),
+    Zeros,
+}
+
+fn run(a: RunArgs) -> Result<(), Failure> {
+    let init = match a.init.as_str() {
+        "zeros" => Init::Zeros,
+        "random" => Init::Random(1),
+        s => match s.strip_prefix("random:").map(|x| x.parse::<u64>()) {
+            Some(Ok(seed)) => Init::Random(seed),
+            _ => {
+                return Err(usage(format!(
+                    "--init expects `random`, `random:SEED` or `zeros`, got `{s}`"
+                )))
+            }
+        },
+    };
+    if a.mode != Mode::Interp {
+        let m = format!("{:?}", a.mode).to_lowercase();
+        return Err(usage(format!(
+            "--mode {m} is not available yet: the native back end has not landed; use --mode interp"
+        )));
+    }
+    let _ = a.threads;
+    let defs = parse_defines(&a.defines)?;
+    let (src, prog) = load(&a.file, &defs)?;
+    let Some((fid, f)) = prog.function(&a.entry) else {
+        let names: Vec<&str> = prog.functions.iter().map(|f| f.name.as_str()).collect();
+        return Err(usage(format!(
+            "no function `{}` in `{}`; available: {}",
+            a.entry,
+            src.name,
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(", ")
+            }
+        )));
+    };
+
+    // Scalars from -D; every -D must name a scalar parameter or a #define.
+    let mut scalars: Vec<Option<Scalar>> = vec![None; f.params.len()];
+    for (name, value) in &defs {
+        let is_define = prog.defines.iter().any(|(n, _)| n == name);
+        match f.params.iter().position(|p| f.var(*p).name == *name) {
+            Some(i) => match f.var(f.params[i]).kind {
+                VarKind::Scalar(t) => {
+                    let v = Scalar::parse(value, t).map_err(|e| usage(format!("-D {name}: {e}")))?;
+                    scalars[i] = Some(v);
+                }
+                VarKind::Array { .. } => {
+                    return Err(usage(format!("-D {name}: `{name}` is an array parameter; give it with --input {name}=FILE.npy")))
+                }
+            },
+            None if is_define => {}
+            None => {
+                return Err(usage(format!(
+                    "-D {name}: `{}` has no scalar parameter named `{name}` and the file has no #define `{name}`",
+                    f.name
+                )))
+            }
+        }
+    }
+    let missing: Vec<String> = f
+        .params
+        .iter()
+        .zip(&scalars)
+        .filter(|(p, s)| !f.var(**p).is_array() && s.is_none())
+        .map(|(p, _)| {
+            let v = f.var(*p);
+            format!("`{} {}`", v.scalar_ty(), v.name)
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(usage(format!(
+            "missing value for scalar parameter{} {} of `{}`: give each with -D NAME=VALUE",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            f.name
+        )));
+    }
+
+    let shapes = tessera_interp::declared_shapes(&prog, fid, &scalars)
+        .map_err(|e| runtime_failure(&src, &e))?;
+    let mut inputs: HashMap<String, PathBuf> = HashMap::new();
+    for i in &a.inputs {
+        let Some((n, p)) = i.split_once('=') else {
+            return Err(usage(format!("--input expects ARRAY=PATH, got `{i}`")));
+        };
+        let ok = f
+            .params
+            .iter()
+            .any(|q| f.var(*q).name == n && f.var(*q).is_array());
+        if !ok {
+            return Err(usage(format!(
+                "--input {n}: `{}` has no array parameter named `{n}`",
+                f.name
+            )));
+        }
+        inputs.insert(n.to_string(), PathBuf::from(p));
+    }
+    let mut args = Vec::new();
+    for (k, p) in f.params.iter().enumerate() {
+        let v = f.var(*p);
+        match &shapes[k] {
+            None => args.push(ArgValue::Scalar(scalars[k].unwrap())),
+            Some(shape) => {
+                if shape.iter().any(|&d| d < 0) {
+                    return Err(usage(format!("array `{}` would have a negative extent: declared shape {:?} with the given parameters", v.name, shape)));
+                }
+                let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+                let data = match inputs.get(&v.name) {
+                    Some(path) => {
+                        let d = npy::read(path).map_err(usage)?;
+                        if d.elems.ty() != v.scalar_ty() || d.shape != shape {
+                            return Err(usage(format!(
+                                "--input {}: `{}` is declared `{} {}{}` (dtype {}, shape {:?}) but `{}` holds dtype {}, shape {:?}",
+                                v.name,
+                                v.name,
+                                v.scalar_ty(),
+                                v.name,
+                                shape.iter().map(|d| format!("[{d}]")).collect::<String>(),
+                                v.scalar_ty().npy_descr(),
+                                shape,
+                                path.display(),
+                                d.elems.ty().npy_descr(),
+                                d.shape
+                            )));
+                        }
+                        d
+                    }
+                    None => {
+                        let mut d = ArrayData::zeros(v.scalar_ty(), &shape).ok_or_else(|| {
+                            usage(format!(
+                                "array `{}` of shape {:?} is too large to allocate",
+                                v.name, shape
+                            ))
+                        })?;
+                        if let Init::Random(seed) = init {
+                            d.fill_random(seed, &v.name);
+                        }
+                        d
+                    }
+                };
+                args.push(ArgValue::Array(data));
+            }
+        }
+    }
+    if let Some(dir) = &a.save_inputs {
+        write_arrays(dir, f, &args)?;
+    }
+    let limits = tessera_interp::Limits {
+        max_steps: a.max_steps,
+        ..Default::default()
+    };
+    let t0 = Instant::now();
+    let r = tessera_interp::call(&prog, fid, &mut args, limits);
+    let dt = t0.elapsed();
+    let result = r.map_err(|e| runtime_failure(&src, &e))?;
+    report(fid, &prog, &args, result, dt.as_secs_f64() * 1e3);
+    if let Some(dir) = &a.out {
+        write_arrays(dir, f, &args)?;
+    }
+    Ok(())
+}
+
+fn write_arrays(dir: &Path, f: &tessera_ir::Function, args: &[ArgValue]) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| usage(format!("cannot create `{}`: {e}", dir.display())))?;
+    for (p, a) in f.params.iter().zip(args) {
+        if let ArgValue::Array(d) = a {
+            let path = dir.join(format!("{}.npy", f.var(*p).name));
+            npy::write(&path, d)
+                .map_err(|e| usage(format!("cannot write `{}`: {e}", path.display())))?;
+        }
+    }
+    Ok(())
+}
+
+fn report(fid: FuncId, prog: &Program, args: &[ArgValue], result: Option<Scalar>, ms: f64) {
+    let f = prog.func(fid);
+    if let Some(v) = result {
+        println!("result: {v}");
+    }
+    for (p, a) in f.params.iter().zip(args) {
+        if let ArgValue::Array(d) = a {
+            println!(
+                "checksum {}: {:016x} (sum {:.17e}, shape {:?})",
+                f.var(*p).name,
+                d.checksum(),
+                d.sum(),
+                d.shape
+            );
+        }
+    }
+    println!("time_ms: {ms:.3}");
+}

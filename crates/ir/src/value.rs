@@ -1,0 +1,306 @@
+//! Values exchanged with a kernel call: scalars and arrays.
+
+use crate::ScalarTy;
+use std::fmt;
+
+/// A scalar value of one of the language's types.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    /// `bool`.
+    Bool(bool),
+    /// `int`.
+    I32(i32),
+    /// `long`.
+    I64(i64),
+    /// `float`.
+    F32(f32),
+    /// `double`.
+    F64(f64),
+}
+
+impl Scalar {
+    /// Its type.
+    pub fn ty(self) -> ScalarTy {
+        match self {
+            Scalar::Bool(_) => ScalarTy::Bool,
+            Scalar::I32(_) => ScalarTy::I32,
+            Scalar::I64(_) => ScalarTy::I64,
+            Scalar::F32(_) => ScalarTy::F32,
+            Scalar::F64(_) => ScalarTy::F64,
+        }
+    }
+
+    /// Converts to `ty` with the language's conversion rules (see [`crate::ExprKind::Cast`]).
+    pub fn convert(self, ty: ScalarTy) -> Scalar {
+        match ty {
+            ScalarTy::Bool => Scalar::Bool(match self {
+                Scalar::Bool(b) => b,
+                Scalar::I32(v) => v != 0,
+                Scalar::I64(v) => v != 0,
+                Scalar::F32(v) => v != 0.0,
+                Scalar::F64(v) => v != 0.0,
+            }),
+            ScalarTy::I32 => Scalar::I32(match self {
+                Scalar::Bool(b) => b as i32,
+                Scalar::I32(v) => v,
+                Scalar::I64(v) => v as i32,
+                Scalar::F32(v) => v as i32,
+                Scalar::F64(v) => v as i32,
+            }),
+            ScalarTy::I64 => Scalar::I64(match self {
+                Scalar::Bool(b) => b as i64,
+                Scalar::I32(v) => v as i64,
+                Scalar::I64(v) => v,
+                Scalar::F32(v) => v as i64,
+                Scalar::F64(v) => v as i64,
+            }),
+            ScalarTy::F32 => Scalar::F32(match self {
+                Scalar::Bool(b) => b as i32 as f32,
+                Scalar::I32(v) => v as f32,
+                Scalar::I64(v) => v as f32,
+                Scalar::F32(v) => v,
+                Scalar::F64(v) => v as f32,
+            }),
+            ScalarTy::F64 => Scalar::F64(match self {
+                Scalar::Bool(b) => b as i32 as f64,
+                Scalar::I32(v) => v as f64,
+                Scalar::I64(v) => v as f64,
+                Scalar::F32(v) => v as f64,
+                Scalar::F64(v) => v,
+            }),
+        }
+    }
+
+    /// Parses a command-line value for a parameter of type `ty` (`-D n=100`, `-D alpha=1.5`,
+    /// `-D flag=true`).
+    pub fn parse(text: &str, ty: ScalarTy) -> Result<Scalar, String> {
+        let t = text.trim();
+        let bad = || format!("`{t}` is not a valid {ty} value");
+        Ok(match ty {
+            ScalarTy::Bool => match t {
+                "1" | "true" => Scalar::Bool(true),
+                "0" | "false" => Scalar::Bool(false),
+                _ => return Err(bad()),
+            },
+            ScalarTy::I32 => Scalar::I32(t.parse().map_err(|_| bad())?),
+            ScalarTy::I64 => Scalar::I64(t.parse().map_err(|_| bad())?),
+            ScalarTy::F32 => Scalar::F32(t.parse().map_err(|_| bad())?),
+            ScalarTy::F64 => Scalar::F64(t.parse().map_err(|_| bad())?),
+        })
+    }
+
+    /// The value as `i64` (integers and bool only; floats truncate).
+    pub fn as_i64(self) -> i64 {
+        match self.convert(ScalarTy::I64) {
+            Scalar::I64(v) => v,
+            _ => unreachable!(),
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Bool(b) => write!(f, "{}", *b as i32),
+            Scalar::I32(v) => write!(f, "{v}"),
+            Scalar::I64(v) => write!(f, "{v}"),
+            // Shortest representation that round-trips.
+            Scalar::F32(v) => write!(f, "{v:?}"),
+            Scalar::F64(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// The elements of an array, row-major (C order).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrayElems {
+    /// `bool` elements.
+    Bool(Vec<bool>),
+    /// `int` elements.
+    I32(Vec<i32>),
+    /// `long` elements.
+    I64(Vec<i64>),
+    /// `float` elements.
+    F32(Vec<f32>),
+    /// `double` elements.
+    F64(Vec<f64>),
+}
+
+impl ArrayElems {
+    /// `len` zero elements of type `ty`; `None` if the allocation fails.
+    pub fn zeros(ty: ScalarTy, len: usize) -> Option<ArrayElems> {
+        fn z<T: Clone + Default>(len: usize) -> Option<Vec<T>> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len).ok()?;
+            v.resize(len, T::default());
+            Some(v)
+        }
+        Some(match ty {
+            ScalarTy::Bool => ArrayElems::Bool(z(len)?),
+            ScalarTy::I32 => ArrayElems::I32(z(len)?),
+            ScalarTy::I64 => ArrayElems::I64(z(len)?),
+            ScalarTy::F32 => ArrayElems::F32(z(len)?),
+            ScalarTy::F64 => ArrayElems::F64(z(len)?),
+        })
+    }
+    /// Element type.
+    pub fn ty(&self) -> ScalarTy {
+        match self {
+            ArrayElems::Bool(_) => ScalarTy::Bool,
+            ArrayElems::I32(_) => ScalarTy::I32,
+            ArrayElems::I64(_) => ScalarTy::I64,
+            ArrayElems::F32(_) => ScalarTy::F32,
+            ArrayElems::F64(_) => ScalarTy::F64,
+        }
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            ArrayElems::Bool(v) => v.len(),
+            ArrayElems::I32(v) => v.len(),
+            ArrayElems::I64(v) => v.len(),
+            ArrayElems::F32(v) => v.len(),
+            ArrayElems::F64(v) => v.len(),
+        }
+    }
+    /// True if there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Reads element `i`.
+    pub fn get(&self, i: usize) -> Scalar {
+        match self {
+            ArrayElems::Bool(v) => Scalar::Bool(v[i]),
+            ArrayElems::I32(v) => Scalar::I32(v[i]),
+            ArrayElems::I64(v) => Scalar::I64(v[i]),
+            ArrayElems::F32(v) => Scalar::F32(v[i]),
+            ArrayElems::F64(v) => Scalar::F64(v[i]),
+        }
+    }
+    /// Writes element `i`; `x` must already have the element type.
+    pub fn set(&mut self, i: usize, x: Scalar) {
+        match (self, x) {
+            (ArrayElems::Bool(v), Scalar::Bool(x)) => v[i] = x,
+            (ArrayElems::I32(v), Scalar::I32(x)) => v[i] = x,
+            (ArrayElems::I64(v), Scalar::I64(x)) => v[i] = x,
+            (ArrayElems::F32(v), Scalar::F32(x)) => v[i] = x,
+            (ArrayElems::F64(v), Scalar::F64(x)) => v[i] = x,
+            (a, x) => panic!("type confusion: storing {:?} into {} array", x, a.ty()),
+        }
+    }
+    /// Little-endian bytes of the elements (bool as one byte 0/1), as stored in `.npy` files.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            ArrayElems::Bool(v) => v.iter().map(|&b| b as u8).collect(),
+            ArrayElems::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ArrayElems::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ArrayElems::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ArrayElems::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+    /// Elements of type `ty` from little-endian bytes; `None` if the length does not fit.
+    pub fn from_le_bytes(ty: ScalarTy, b: &[u8]) -> Option<ArrayElems> {
+        if b.len() % ty.size_bytes() != 0 {
+            return None;
+        }
+        Some(match ty {
+            ScalarTy::Bool => ArrayElems::Bool(b.iter().map(|&x| x != 0).collect()),
+            ScalarTy::I32 => ArrayElems::I32(
+                b.chunks_exact(4)
+                    .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            ScalarTy::I64 => ArrayElems::I64(
+                b.chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            ScalarTy::F32 => ArrayElems::F32(
+                b.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            ScalarTy::F64 => ArrayElems::F64(
+                b.chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+        })
+    }
+}
+
+/// An array argument or result: elements plus shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayData {
+    /// Extents, outermost first.
+    pub shape: Vec<usize>,
+    /// Row-major elements; `elems.len()` is the product of `shape`.
+    pub elems: ArrayElems,
+}
+
+impl ArrayData {
+    /// A zero array; `None` if the size overflows or cannot be allocated.
+    pub fn zeros(ty: ScalarTy, shape: &[usize]) -> Option<ArrayData> {
+        let len = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+        Some(ArrayData {
+            shape: shape.to_vec(),
+            elems: ArrayElems::zeros(ty, len)?,
+        })
+    }
+    /// Fills the array with the documented seeded pseudo-random values: SplitMix64 seeded with
+    /// `seed ^ fnv1a(name)`; floats uniform in `[0, 1)` (the top 53 or 24 bits), integers
+    /// uniform in `[0, 100]`, bools `0`/`1`.
+    pub fn fill_random(&mut self, seed: u64, name: &str) {
+        let mut state = seed ^ fnv1a(name.as_bytes());
+        let mut next = move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        match &mut self.elems {
+            ArrayElems::Bool(v) => v.iter_mut().for_each(|x| *x = next() >> 63 == 1),
+            ArrayElems::I32(v) => v.iter_mut().for_each(|x| *x = (next() % 101) as i32),
+            ArrayElems::I64(v) => v.iter_mut().for_each(|x| *x = (next() % 101) as i64),
+            ArrayElems::F32(v) => v
+                .iter_mut()
+                .for_each(|x| *x = (next() >> 40) as f32 * (1.0 / (1u64 << 24) as f32)),
+            ArrayElems::F64(v) => v
+                .iter_mut()
+                .for_each(|x| *x = (next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)),
+        }
+    }
+    /// An order-sensitive checksum of the elements: FNV-1a over their little-endian bytes.
+    pub fn checksum(&self) -> u64 {
+        fnv1a(&self.elems.to_le_bytes())
+    }
+    /// The sum of the elements as `f64` (a human-readable summary).
+    pub fn sum(&self) -> f64 {
+        (0..self.elems.len())
+            .map(|i| match self.elems.get(i).convert(ScalarTy::F64) {
+                Scalar::F64(x) => x,
+                _ => unreachable!(),
+            })
+            .sum()
+    }
+}
+
+/// 64-bit FNV-1a hash.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// An argument of a kernel call: a scalar, or an array that the call may modify in place.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgValue {
+    /// A scalar parameter.
+    Scalar(Scalar),
+    /// An array parameter; after the call it holds the kernel's results.
+    Array(ArrayData),
+}

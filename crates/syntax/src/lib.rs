@@ -1,0 +1,35 @@
+//! Tessera's front end: source files and diagnostics, the preprocessor and lexer, the parser,
+//! and the abstract syntax tree.
+//!
+//! `parse` is the entry point: text in, an [`ast::Unit`] or a list of [`diag::Diagnostic`]s
+//! out. It never panics, whatever the input.
+
+#![warn(missing_docs)]
+
+pub mod ast;
+pub mod diag;
+pub mod lexer;
+pub mod parser;
+
+pub use diag::{Diagnostic, SourceFile};
+use std::collections::HashMap;
+
+/// Lexes, preprocesses and parses a file. `overrides` replace `#define` bodies
+/// (`-D NAME=value`). Returns the unit, or all errors found.
+pub fn parse(src: &str, overrides: &HashMap<String, String>) -> Result<ast::Unit, Vec<Diagnostic>> {
+    let lexed = lexer::lex(src, overrides);
+    let mut p = parser::Parser::new(&lexed.tokens, &lexed.includes);
+    let functions = p.unit();
+    let mut diags = lexed.diags;
+    diags.extend(p.diags);
+    if diags.is_empty() {
+        Ok(ast::Unit {
+            functions,
+            includes: lexed.includes,
+            defines: lexed.defines,
+        })
+    } else {
+        diags.sort_by_key(|d| d.span.lo);
+        Err(diags)
+    }
+}
