@@ -4,6 +4,7 @@
 //! 2 bad invocation (unknown flag, missing file or entry, bad `-D`/`--input`, unavailable
 //! mode).
 
+mod driver;
 mod npy;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -44,6 +45,38 @@ enum Cmd {
     ///
     /// Example: tessera run examples/kernels/jacobi-2d.c --entry jacobi_2d -D n=100 -D tsteps=20 --init random:7 --out out/
     Run(RunArgs),
+    /// Print code generated for an entry.
+    ///
+    /// Example: tessera emit examples/kernels/gemm.c --entry gemm --target driver > main.c
+    Emit {
+        /// The kernel source file.
+        file: PathBuf,
+        /// The function to emit code for.
+        #[arg(long)]
+        entry: String,
+        /// What to print: `driver` (a C main() that runs the kernel compiled by a C compiler
+        /// on .npy inputs from `run --save-inputs`); `llvm`, `asm`, `c`, `openmp` arrive with
+        /// the native back end and the optimiser.
+        #[arg(long, value_enum)]
+        target: EmitTarget,
+        /// Bind a #define'd constant: -D N=100 (repeatable).
+        #[arg(short = 'D', value_name = "NAME=VALUE")]
+        defines: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum EmitTarget {
+    /// A C main() driver for the kernel compiled as plain C.
+    Driver,
+    /// Optimised LLVM IR (not available yet).
+    Llvm,
+    /// Machine code (not available yet).
+    Asm,
+    /// Optimised C (not available yet).
+    C,
+    /// Optimised C with OpenMP pragmas (not available yet).
+    Openmp,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -169,6 +202,27 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Cmd::Run(args) => run(args),
+        Cmd::Emit {
+            file,
+            entry,
+            target,
+            defines,
+        } => {
+            let defs = parse_defines(&defines)?;
+            let (src, prog) = load(&file, &defs)?;
+            let (_, f) = find_entry(&src, &prog, &entry)?;
+            match target {
+                EmitTarget::Driver => {
+                    let abs = std::fs::canonicalize(&file).unwrap_or(file.clone());
+                    print!("{}", driver::driver(f, &abs.display().to_string()));
+                    Ok(())
+                }
+                other => Err(usage(format!(
+                    "--target {} is not available yet: it arrives with the native back end / optimiser",
+                    format!("{other:?}").to_lowercase()
+                ))),
+            }
+        }
     }
 }
 
@@ -238,6 +292,26 @@ fn span_at(text: &str, line: u32, col: u32) -> Span {
         line,
         col,
     }
+}
+
+fn find_entry<'p>(
+    src: &SourceFile,
+    prog: &'p Program,
+    entry: &str,
+) -> Result<(FuncId, &'p tessera_ir::Function), Failure> {
+    prog.function(entry).ok_or_else(|| {
+        let names: Vec<&str> = prog.functions.iter().map(|f| f.name.as_str()).collect();
+        usage(format!(
+            "no function `{}` in `{}`; available: {}",
+            entry,
+            src.name,
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(", ")
+            }
+        ))
+    })
 }
 
 enum Init {

@@ -1,0 +1,294 @@
+//! Helpers shared by the file tests: kernel headers, running `tessera`, the gcc oracle.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The `tessera` binary under test.
+pub fn tessera() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    c.current_dir(root());
+    c
+}
+
+/// A fresh scratch directory under the target directory.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// An example kernel and its header lines.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub path: PathBuf,
+    pub entry: String,
+    pub run: Vec<String>,
+    pub tests: Vec<Vec<String>>,
+    pub bench: Vec<String>,
+}
+
+fn split_args(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+/// Reads `examples/kernels/*.c`.
+pub fn example_kernels() -> Vec<Kernel> {
+    let mut v: Vec<Kernel> = std::fs::read_dir(root().join("examples/kernels"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut k = Kernel {
+                name: path.file_stem().unwrap().to_string_lossy().into_owned(),
+                path: path.clone(),
+                entry: String::new(),
+                run: vec![],
+                tests: vec![],
+                bench: vec![],
+            };
+            for line in text.lines() {
+                let l = line.trim();
+                if let Some(x) = l.strip_prefix("// ENTRY:") {
+                    k.entry = x.trim().to_string();
+                } else if let Some(x) = l.strip_prefix("// RUN:") {
+                    k.run = split_args(x);
+                } else if let Some(x) = l.strip_prefix("// TEST:") {
+                    k.tests.push(split_args(x));
+                } else if let Some(x) = l.strip_prefix("// BENCH:") {
+                    k.bench = split_args(x);
+                }
+            }
+            assert!(
+                !k.entry.is_empty(),
+                "{} has no `// ENTRY:` line",
+                path.display()
+            );
+            k
+        })
+        .collect();
+    v.sort_by(|a, b| a.name.cmp(&b.name));
+    v
+}
+
+/// Runs `f` over `items` on two threads, preserving order.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out: std::sync::Mutex<Vec<(usize, R)>> = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if i >= items.len() {
+                    break;
+                }
+                let r = f(&items[i]);
+                out.lock().unwrap().push((i, r));
+            });
+        }
+    });
+    let mut v = out.into_inner().unwrap();
+    v.sort_by_key(|(i, _)| *i);
+    v.into_iter().map(|(_, r)| r).collect()
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The entry's scalar parameter names in order and its return type, from `tessera check`.
+pub fn signature(k: &Kernel) -> (Vec<String>, String) {
+    let o = tessera().arg("check").arg(&k.path).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{} does not check:\n{}",
+        k.name,
+        text(&o)
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let line = out
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .split_whitespace()
+                .nth(1)
+                .is_some_and(|n| n.starts_with(&format!("{}(", k.entry)))
+        })
+        .unwrap_or_else(|| panic!("entry {} not in `check` output:\n{out}", k.entry))
+        .trim()
+        .to_string();
+    let ret = line.split_whitespace().next().unwrap().to_string();
+    let params = line[line.find('(').unwrap() + 1..line.rfind(')').unwrap()].to_string();
+    let scalars = params
+        .split(", ")
+        .filter(|p| !p.is_empty() && !p.contains('['))
+        .map(|p| p.split_whitespace().last().unwrap().to_string())
+        .collect();
+    (scalars, ret)
+}
+
+/// Compiles the kernel file as C with a generated driver; returns the executable.
+pub fn build_gcc_driver(k: &Kernel, dir: &Path, opt: &str) -> Result<PathBuf, String> {
+    let o = tessera()
+        .args(["emit"])
+        .arg(&k.path)
+        .args(["--entry", &k.entry, "--target", "driver"])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return Err(format!("emit driver failed:\n{}", text(&o)));
+    }
+    let src = dir.join("driver.c");
+    std::fs::write(&src, &o.stdout).unwrap();
+    let exe = dir.join("driver");
+    let prelude = root().join("tests/gcc-prelude.h");
+    let o = Command::new("gcc")
+        .args([
+            opt,
+            "-ffp-contract=off",
+            "-fwrapv",
+            "-std=gnu99",
+            "-w",
+            "-include",
+        ])
+        .arg(&prelude)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm")
+        .output()
+        .map_err(|e| format!("cannot run gcc: {e}"))?;
+    if !o.status.success() {
+        return Err(format!("gcc failed:\n{}", text(&o)));
+    }
+    Ok(exe)
+}
+
+/// The value of `-D name=value` in `args`.
+pub fn define_value(args: &[String], name: &str) -> Option<String> {
+    args.windows(2).find_map(|w| {
+        (w[0] == "-D")
+            .then(|| w[1].split_once('='))
+            .flatten()
+            .filter(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+    })
+}
+
+fn result_line(s: &str) -> Option<String> {
+    s.lines()
+        .find_map(|l| l.strip_prefix("result: ").map(|x| x.trim().to_string()))
+}
+
+fn same_number(a: &str, b: &str, ret: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    match ret {
+        "float" => a
+            .parse::<f32>()
+            .ok()
+            .zip(b.parse::<f32>().ok())
+            .is_some_and(|(x, y)| x.to_bits() == y.to_bits()),
+        "double" => a
+            .parse::<f64>()
+            .ok()
+            .zip(b.parse::<f64>().ok())
+            .is_some_and(|(x, y)| x.to_bits() == y.to_bits()),
+        _ => false,
+    }
+}
+
+/// Runs `tessera run --mode MODE` and the gcc driver on the same inputs; compares every
+/// output array byte for byte and the returned value exactly.
+pub fn compare_with_gcc(
+    k: &Kernel,
+    exe: &Path,
+    args: &[String],
+    seed: u64,
+    mode: &str,
+    dir: &Path,
+) -> Result<(), String> {
+    let (scalars, ret) = signature(k);
+    let inp = dir.join("in");
+    let ours = dir.join("tessera");
+    let theirs = dir.join("gcc");
+    std::fs::create_dir_all(&theirs).unwrap();
+    let o = tessera()
+        .arg("run")
+        .arg(&k.path)
+        .args([
+            "--entry",
+            &k.entry,
+            "--mode",
+            mode,
+            "--init",
+            &format!("random:{seed}"),
+        ])
+        .args(args)
+        .arg("--save-inputs")
+        .arg(&inp)
+        .arg("--out")
+        .arg(&ours)
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return Err(format!("tessera run failed:\n{}", text(&o)));
+    }
+    let t_out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut cmd = Command::new(exe);
+    cmd.arg(&inp).arg(&theirs);
+    for s in &scalars {
+        cmd.arg(define_value(args, s).ok_or(format!("no -D for scalar `{s}`"))?);
+    }
+    let g = cmd.output().unwrap();
+    if !g.status.success() {
+        return Err(format!("gcc build failed at run time:\n{}", text(&g)));
+    }
+    let g_out = String::from_utf8_lossy(&g.stdout).into_owned();
+    match (result_line(&t_out), result_line(&g_out)) {
+        (None, None) => {}
+        (Some(a), Some(b)) if same_number(&a, &b, &ret) => {}
+        (a, b) => return Err(format!("results differ: tessera {a:?}, gcc {b:?}")),
+    }
+    let mut compared = 0;
+    for e in std::fs::read_dir(&ours).map_err(|e| e.to_string())? {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap();
+        let a = std::fs::read(&p).unwrap();
+        let b =
+            std::fs::read(theirs.join(name)).map_err(|e| format!("gcc wrote no {name:?}: {e}"))?;
+        if a != b {
+            let n = a
+                .iter()
+                .zip(&b)
+                .position(|(x, y)| x != y)
+                .unwrap_or(a.len().min(b.len()));
+            return Err(format!(
+                "array {name:?} differs (first differing byte {n} of {}/{})",
+                a.len(),
+                b.len()
+            ));
+        }
+        compared += 1;
+    }
+    if compared == 0 && result_line(&t_out).is_none() {
+        return Err("nothing to compare: no arrays and no result".into());
+    }
+    Ok(())
+}

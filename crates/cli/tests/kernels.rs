@@ -1,0 +1,50 @@
+//! File tests for `examples/kernels/*.c`: the reference interpreter (`tessera run --mode
+//! interp`) must equal the same file compiled by gcc as plain C
+//! (`gcc -O0 -ffp-contract=off -fwrapv`), bit for bit, on seeded random inputs, at every
+//! size listed in the kernel's `// TEST:` lines, for two seeds.
+//!
+//! Header format of a kernel (read here and by the benchmark scripts):
+//! `// ENTRY: name`, `// RUN: -D n=...` (default size), `// TEST: -D n=...` (tiny sizes, tested
+//! here), `// BENCH: -D n=...` (large sizes for benchmarks).
+
+mod common;
+use common::*;
+use std::path::Path;
+
+#[test]
+fn interpreter_matches_gcc_on_every_example_kernel() {
+    let kernels = example_kernels();
+    assert!(
+        kernels.len() >= 25,
+        "expected at least 25 example kernels, found {}",
+        kernels.len()
+    );
+    let tmp = scratch_dir("kernels");
+    let failures = parallel_map(&kernels, |k| check_kernel(k, &tmp.join(k.name.clone())));
+    let failures: Vec<String> = failures.into_iter().flatten().collect();
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+fn check_kernel(k: &Kernel, dir: &Path) -> Vec<String> {
+    let mut fails = Vec::new();
+    std::fs::create_dir_all(dir).unwrap();
+    let exe = match build_gcc_driver(k, dir, "-O0") {
+        Ok(e) => e,
+        Err(e) => return vec![format!("{}: {e}", k.name)],
+    };
+    assert!(!k.tests.is_empty(), "{} has no TEST lines", k.name);
+    for (ti, args) in k.tests.iter().enumerate() {
+        for seed in [1u64, 7] {
+            let case = dir.join(format!("t{ti}-s{seed}"));
+            if let Err(e) = compare_with_gcc(k, &exe, args, seed, "interp", &case) {
+                fails.push(format!("{} [{}] seed {seed}: {e}", k.name, args.join(" ")));
+            }
+        }
+    }
+    fails
+}
