@@ -2,8 +2,8 @@
 //! gcc or clang, on the `.npy` inputs written by `tessera run --save-inputs`, and writes its
 //! arrays as `.npy` files. This is how the project uses C compilers as oracles and baselines.
 //!
-//! Usage of the generated program: `./driver IN_DIR OUT_DIR SCALAR...` with the entry's scalar
-//! parameters in declaration order. It prints `result: <value>` for a value-returning entry
+//! Usage of the generated program: `./driver IN_DIR OUT_DIR name=value...`, one `name=value`
+//! per scalar parameter of the entry, in any order. It prints `result: <value>` for a value-returning entry
 //! and `time_ms: <ms>` for the call alone.
 
 use tessera_ir::{Function, ScalarTy, VarKind};
@@ -65,24 +65,30 @@ int main(int argc, char **argv) {
     s.push_str(&format!(
         "  if (argc != {}) {{ fprintf(stderr, \"usage: %s IN_DIR OUT_DIR{}\\n\", argv[0]); return 2; }}\n",
         3 + scalars.len(),
-        scalars.iter().map(|v| format!(" {}", v.name)).collect::<String>()
+        scalars.iter().map(|v| format!(" {}=VALUE", v.name)).collect::<String>()
     ));
-    let mut k = 3;
+    for v in &scalars {
+        s.push_str(&format!("  {} {} = 0; int {}_set = 0;\n", c_type(v.scalar_ty()), v.name, v.name));
+    }
+    s.push_str("  for (int a = 3; a < argc; a++) {\n    char *eq = strchr(argv[a], '='); if (!eq) { fprintf(stderr, \"expected NAME=VALUE: %s\\n\", argv[a]); return 2; }\n    *eq = 0; const char *val = eq + 1;\n");
     for v in &scalars {
         let conv = match v.scalar_ty() {
-            ScalarTy::Bool | ScalarTy::I32 => "(int)strtol",
-            ScalarTy::I64 => "strtoll",
-            ScalarTy::F32 => "strtof",
-            ScalarTy::F64 => "strtod",
+            ScalarTy::Bool | ScalarTy::I32 => "(int)strtol(val, 0, 10)",
+            ScalarTy::I64 => "strtoll(val, 0, 10)",
+            ScalarTy::F32 => "strtof(val, 0)",
+            ScalarTy::F64 => "strtod(val, 0)",
         };
-        let extra = if v.scalar_ty().is_float() { "" } else { ", 10" };
         s.push_str(&format!(
-            "  {} {} = {}(argv[{k}], 0{extra});\n",
-            c_type(v.scalar_ty()),
-            v.name,
-            conv
+            "    if (!strcmp(argv[a], \"{n}\")) {{ {n} = {conv}; {n}_set = 1; continue; }}\n",
+            n = v.name
         ));
-        k += 1;
+    }
+    s.push_str("    fprintf(stderr, \"unknown parameter %s\\n\", argv[a]); return 2;\n  }\n");
+    for v in &scalars {
+        s.push_str(&format!(
+            "  if (!{n}_set) {{ fprintf(stderr, \"missing {n}=VALUE\\n\"); return 2; }}\n",
+            n = v.name
+        ));
     }
     // Array extents: the declared expressions, in C, over the scalar parameters.
     let arrays: Vec<_> = f
