@@ -464,6 +464,12 @@ impl<'p> Machine<'p> {
     }
 
     fn eval(&mut self, fr: &mut Frame, e: &Expr) -> R<Scalar> {
+        // Deep recursion (in the kernel, or in nested expressions) grows the stack on demand
+        // instead of overflowing the caller's thread.
+        stacker::maybe_grow(128 * 1024, 8 * 1024 * 1024, || self.eval_inner(fr, e))
+    }
+
+    fn eval_inner(&mut self, fr: &mut Frame, e: &Expr) -> R<Scalar> {
         let ty = e.ty;
         Ok(match &e.kind {
             ExprKind::Int(v) => Scalar::I64(*v).convert(e.sty()),
