@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera_ir::{ArgValue, ArrayData, FuncId, Program, RuntimeError, Scalar, Span, VarKind};
+
 use tessera_syntax::diag::{render_all, Diagnostic, SourceFile};
 
 #[derive(Parser)]
@@ -40,6 +41,9 @@ enum Cmd {
         /// Bind a #define'd constant: -D N=100 (repeatable).
         #[arg(short = 'D', value_name = "NAME=VALUE")]
         defines: Vec<String>,
+        /// Print the typed IR as C, with every implicit conversion explicit.
+        #[arg(long)]
+        print_ir: bool,
     },
     /// Run one function of a kernel file.
     ///
@@ -173,7 +177,11 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
     // Keep panics (bugs) from printing Rust's panic text; main reports them.
     std::panic::set_hook(Box::new(|_| {}));
     match cli.cmd {
-        Cmd::Check { file, defines } => {
+        Cmd::Check {
+            file,
+            defines,
+            print_ir,
+        } => {
             let defs = parse_defines(&defines)?;
             let (src, prog) = load(&file, &defs)?;
             println!(
@@ -183,21 +191,10 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                 if prog.functions.len() == 1 { "" } else { "s" }
             );
             for f in &prog.functions {
-                let params: Vec<String> = f
-                    .params
-                    .iter()
-                    .map(|p| {
-                        let v = f.var(*p);
-                        match v.kind {
-                            VarKind::Scalar(t) => format!("{t} {}", v.name),
-                            VarKind::Array { elem, rank } => {
-                                format!("{elem} {}{}", v.name, "[]".repeat(rank))
-                            }
-                        }
-                    })
-                    .collect();
-                let ret = f.ret.map(|t| t.c_name()).unwrap_or("void");
-                println!("  {ret} {}({})", f.name, params.join(", "));
+                println!("  {}", tessera_ir::print::signature(&prog, f));
+            }
+            if print_ir {
+                print!("{}", tessera_ir::print::program(&prog));
             }
             Ok(())
         }
@@ -214,7 +211,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             match target {
                 EmitTarget::Driver => {
                     let abs = std::fs::canonicalize(&file).unwrap_or(file.clone());
-                    print!("{}", driver::driver(f, &abs.display().to_string()));
+                    print!("{}", driver::driver(&prog, f, &abs.display().to_string()));
                     Ok(())
                 }
                 other => Err(usage(format!(

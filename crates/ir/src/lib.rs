@@ -13,6 +13,7 @@
 
 use std::fmt;
 
+pub mod print;
 mod value;
 pub use value::*;
 

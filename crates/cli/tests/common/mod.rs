@@ -254,7 +254,10 @@ pub fn compare_with_gcc(
     let mut cmd = Command::new(exe);
     cmd.arg(&inp).arg(&theirs);
     for s in &scalars {
-        cmd.arg(format!("{s}={}", define_value(args, s).ok_or(format!("no -D for scalar `{s}`"))?));
+        cmd.arg(format!(
+            "{s}={}",
+            define_value(args, s).ok_or(format!("no -D for scalar `{s}`"))?
+        ));
     }
     let g = cmd.output().unwrap();
     if !g.status.success() {

@@ -1,0 +1,287 @@
+//! Printing the TIR as C source, with every conversion explicit. Used by `tessera check
+//! --print-ir`, by the C driver generator, and by later stages' `explain` output.
+//!
+//! The printed C has the meaning of the TIR when compiled with `gcc -fwrapv` and
+//! `tests/gcc-prelude.h`, except for the run-time checks, which are not printed.
+
+use crate::*;
+use std::fmt::Write;
+
+fn c_ty(t: ScalarTy) -> &'static str {
+    match t {
+        ScalarTy::Bool => "_Bool",
+        t => t.c_name(),
+    }
+}
+
+fn place(p: &Program, f: &Function, pl: &Place) -> String {
+    match pl {
+        Place::Var(v) => f.var(*v).name.clone(),
+        Place::Elem { array, indices } => {
+            format!("{}{}", f.var(*array).name, index_list(p, f, indices))
+        }
+    }
+}
+
+fn index_list(p: &Program, f: &Function, idx: &[Expr]) -> String {
+    idx.iter().map(|i| format!("[{}]", expr(p, f, i))).collect()
+}
+
+/// An expression as C.
+pub fn expr(p: &Program, f: &Function, e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Int(v) => match e.ty {
+            Some(ScalarTy::I64) => format!("{v}L"),
+            Some(ScalarTy::Bool) => format!("(_Bool){v}"),
+            _ => format!("{v}"),
+        },
+        ExprKind::Float(v) => {
+            let s = if v.is_finite() {
+                format!("{v:?}")
+            } else if v.is_nan() {
+                "(0.0/0.0)".into()
+            } else if *v > 0.0 {
+                "(1.0/0.0)".into()
+            } else {
+                "(-1.0/0.0)".into()
+            };
+            if e.ty == Some(ScalarTy::F32) {
+                format!("{s}f")
+            } else {
+                s
+            }
+        }
+        ExprKind::Var(v) => f.var(*v).name.clone(),
+        ExprKind::Load { array, indices } => {
+            format!("{}{}", f.var(*array).name, index_list(p, f, indices))
+        }
+        ExprKind::Assign {
+            place: pl,
+            op: None,
+            value,
+        } => format!("({} = {})", place(p, f, pl), expr(p, f, value)),
+        ExprKind::Assign {
+            place: pl,
+            op: Some((op, _)),
+            value,
+        } => {
+            format!("({} {}= {})", place(p, f, pl), op.c_op(), expr(p, f, value))
+        }
+        ExprKind::IncDec {
+            place: pl,
+            inc,
+            prefix,
+        } => {
+            let o = if *inc { "++" } else { "--" };
+            if *prefix {
+                format!("({o}{})", place(p, f, pl))
+            } else {
+                format!("({}{o})", place(p, f, pl))
+            }
+        }
+        ExprKind::Unary(op, a) => {
+            let o = match op {
+                UnOp::Neg => "-",
+                UnOp::BitNot => "~",
+                UnOp::Not => "!",
+            };
+            format!("({o}{})", expr(p, f, a))
+        }
+        ExprKind::Binary(op, a, b) => {
+            format!("({} {} {})", expr(p, f, a), op.c_op(), expr(p, f, b))
+        }
+        ExprKind::Cmp(op, a, b) => format!("({} {} {})", expr(p, f, a), op.c_op(), expr(p, f, b)),
+        ExprKind::LogAnd(a, b) => format!("({} && {})", expr(p, f, a), expr(p, f, b)),
+        ExprKind::LogOr(a, b) => format!("({} || {})", expr(p, f, a), expr(p, f, b)),
+        ExprKind::Cond(c, a, b) => format!(
+            "({} ? {} : {})",
+            expr(p, f, c),
+            expr(p, f, a),
+            expr(p, f, b)
+        ),
+        ExprKind::Cast(a) => format!("(({}){})", c_ty(e.sty()), expr(p, f, a)),
+        ExprKind::Call(id, args) => {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| match a {
+                    Arg::Scalar(x) => expr(p, f, x),
+                    Arg::Array { array, prefix, .. } => {
+                        format!("{}{}", f.var(*array).name, index_list(p, f, prefix))
+                    }
+                })
+                .collect();
+            format!("{}({})", p.func(*id).name, args.join(", "))
+        }
+        ExprKind::Builtin(b, args) => {
+            let suffix = if e.ty == Some(ScalarTy::F32) { "f" } else { "" };
+            let args: Vec<String> = args.iter().map(|a| expr(p, f, a)).collect();
+            format!("{}{suffix}({})", b.c_name(), args.join(", "))
+        }
+        ExprKind::Comma(a, b) => format!("({}, {})", expr(p, f, a), expr(p, f, b)),
+    }
+}
+
+fn strip_parens(s: String) -> String {
+    if s.starts_with('(') && s.ends_with(')') {
+        // Only strip if the outer parentheses match each other.
+        let mut depth = 0;
+        for (i, c) in s.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 && i != s.len() - 1 {
+                        return s;
+                    }
+                }
+                _ => {}
+            }
+        }
+        return s[1..s.len() - 1].to_string();
+    }
+    s
+}
+
+/// A parameter declaration as C (`double A[ni][nk]`).
+pub fn param(p: &Program, f: &Function, v: VarId) -> String {
+    let var = f.var(v);
+    let dims: String = var
+        .dims
+        .iter()
+        .map(|d| format!("[{}]", strip_parens(extent(p, f, d))))
+        .collect();
+    format!("{} {}{}", c_ty(var.scalar_ty()), var.name, dims)
+}
+
+/// An extent expression, without the implicit cast to `long` that the checker adds.
+fn extent(p: &Program, f: &Function, d: &Expr) -> String {
+    match &d.kind {
+        ExprKind::Cast(inner) if d.ty == Some(ScalarTy::I64) => expr(p, f, inner),
+        _ => expr(p, f, d),
+    }
+}
+
+/// The signature of a function as C.
+pub fn signature(p: &Program, f: &Function) -> String {
+    let params: Vec<String> = f.params.iter().map(|v| param(p, f, *v)).collect();
+    format!(
+        "{} {}({})",
+        f.ret.map(c_ty).unwrap_or("void"),
+        f.name,
+        params.join(", ")
+    )
+}
+
+fn stmts(p: &Program, f: &Function, out: &mut String, body: &[Stmt], ind: usize) {
+    for s in body {
+        stmt(p, f, out, s, ind);
+    }
+}
+
+fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize) {
+    let pad = "  ".repeat(ind);
+    match s {
+        Stmt::Decl { var, init } => {
+            let v = f.var(*var);
+            let init = init
+                .as_ref()
+                .map(|e| expr(p, f, e))
+                .unwrap_or_else(|| "0".into());
+            let _ = writeln!(
+                out,
+                "{pad}{} {} = {};",
+                c_ty(v.scalar_ty()),
+                v.name,
+                strip_parens(init)
+            );
+        }
+        Stmt::DeclArray { var, dims, .. } => {
+            let v = f.var(*var);
+            let d: String = dims
+                .iter()
+                .map(|d| format!("[{}]", strip_parens(extent(p, f, d))))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{pad}{} {}{d}; /* zeroed */",
+                c_ty(v.scalar_ty()),
+                v.name
+            );
+        }
+        Stmt::Expr(e) => {
+            let _ = writeln!(out, "{pad}{};", strip_parens(expr(p, f, e)));
+        }
+        Stmt::If { cond, then, els } => {
+            let _ = writeln!(out, "{pad}if ({}) {{", strip_parens(expr(p, f, cond)));
+            stmts(p, f, out, then, ind + 1);
+            if els.is_empty() {
+                let _ = writeln!(out, "{pad}}}");
+            } else {
+                let _ = writeln!(out, "{pad}}} else {{");
+                stmts(p, f, out, els, ind + 1);
+                let _ = writeln!(out, "{pad}}}");
+            }
+        }
+        Stmt::While {
+            cond, body, step, ..
+        } => {
+            match step {
+                Some(st) => {
+                    let _ = writeln!(
+                        out,
+                        "{pad}for (; {}; {}) {{",
+                        strip_parens(expr(p, f, cond)),
+                        strip_parens(expr(p, f, st))
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "{pad}while ({}) {{", strip_parens(expr(p, f, cond)));
+                }
+            }
+            stmts(p, f, out, body, ind + 1);
+            let _ = writeln!(out, "{pad}}}");
+        }
+        Stmt::DoWhile { body, cond } => {
+            let _ = writeln!(out, "{pad}do {{");
+            stmts(p, f, out, body, ind + 1);
+            let _ = writeln!(out, "{pad}}} while ({});", strip_parens(expr(p, f, cond)));
+        }
+        Stmt::Block(b) => {
+            let _ = writeln!(out, "{pad}{{");
+            stmts(p, f, out, b, ind + 1);
+            let _ = writeln!(out, "{pad}}}");
+        }
+        Stmt::Break => {
+            let _ = writeln!(out, "{pad}break;");
+        }
+        Stmt::Continue => {
+            let _ = writeln!(out, "{pad}continue;");
+        }
+        Stmt::Return(e, _) => match e {
+            Some(e) => {
+                let _ = writeln!(out, "{pad}return {};", strip_parens(expr(p, f, e)));
+            }
+            None => {
+                let _ = writeln!(out, "{pad}return;");
+            }
+        },
+    }
+}
+
+/// A whole function as C.
+pub fn function(p: &Program, f: &Function) -> String {
+    let mut out = format!("{} {{\n", signature(p, f));
+    stmts(p, f, &mut out, &f.body, 1);
+    out.push_str("}\n");
+    out
+}
+
+/// The whole program as C (includes first).
+pub fn program(p: &Program) -> String {
+    let mut out = String::from("#include <math.h>\n#include <stdbool.h>\n\n");
+    for f in &p.functions {
+        out.push_str(&function(p, f));
+        out.push('\n');
+    }
+    out
+}
