@@ -17,6 +17,7 @@ mod ffi;
 mod pool;
 mod skeleton;
 
+pub use controller::{AdaptiveRun, Controller, ControllerConfig, Decision, Tuner};
 pub use cost::{tau_for_cost_ratio, CostDerivative, CostFn, TaskRecord, TaskShape, PHI};
 pub use error::{ParallelForError, RuntimeError, SkelError};
 pub use ffi::{
