@@ -523,3 +523,103 @@ impl<'rt> Controller<'rt> {
         Ok(self.finish(value, decisions, tasks, tau))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::PHI;
+
+    fn recs(tau: usize, ms: &[f64]) -> Vec<TaskRecord> {
+        ms.iter()
+            .enumerate()
+            .map(|(i, &m)| TaskRecord {
+                batch: 0,
+                tau,
+                index: i,
+                start_ns: 0,
+                elapsed_ns: (m * 1e6) as u64,
+                cost: None,
+            })
+            .collect()
+    }
+
+    fn cfg() -> ControllerConfig {
+        ControllerConfig::with_window(10.0, 100.0)
+    }
+
+    #[test]
+    fn chunk_rule_scales_tau_by_time_ratio() {
+        let mut t = Tuner::new(cfg(), CostDerivative::Linear, 1_000_000);
+        // target = sqrt(10*100) = 31.62 ms; t0 = 2 ms at tau 100 -> x15.8.
+        let d = t.decide(0, 100, &recs(100, &[2.0; 8]));
+        assert_eq!(d.tau_new, 1581);
+        assert!(!d.noisy);
+        assert!((d.predicted_ms - 31.62).abs() < 0.05);
+    }
+
+    #[test]
+    fn stride_rule_divides_tau() {
+        let mut t = Tuner::new(cfg(), CostDerivative::Inverse, 10_000);
+        let d = t.decide(0, 1000, &recs(1000, &[2.0; 8]));
+        assert_eq!(d.tau_new, 63); // 1000 * 2 / 31.62
+    }
+
+    #[test]
+    fn exponential_rule_adds_log() {
+        let mut t = Tuner::new(cfg(), CostDerivative::Exponential { base: PHI }, 40);
+        let d = t.decide(0, 15, &recs(15, &[4.0; 8]));
+        // 15 + log_phi(31.62 / 4) = 15 + 4.30
+        assert_eq!(d.tau_new, 19);
+    }
+
+    #[test]
+    fn noisy_batches_grow_geometrically_and_say_so() {
+        let mut t = Tuner::new(cfg(), CostDerivative::Linear, 1_000_000);
+        let d = t.decide(0, 3, &recs(3, &[0.01; 8]));
+        assert!(d.noisy);
+        assert!(d.note.contains("noise floor"));
+        assert_eq!(d.tau_new, 48);
+    }
+
+    #[test]
+    fn step_limited_clamped_and_kept_in_window() {
+        let mut t = Tuner::new(cfg(), CostDerivative::Linear, 1000);
+        let d = t.decide(0, 10, &recs(10, &[0.2; 4]));
+        assert_eq!(d.tau_new, 160); // x16 limit, not x158
+        assert!(d.note.contains("limited"));
+        let d = t.decide(1, 160, &recs(160, &[0.5; 4]));
+        assert_eq!(d.tau_new, 1000);
+        assert!(d.note.contains("clamped"));
+        let d = t.decide(2, 1000, &recs(1000, &[50.0, 20.0, 200.0]));
+        assert_eq!(d.tau_new, 1000);
+        assert!((d.in_window_fraction - 2.0 / 3.0).abs() < 1e-9);
+        let mut t = Tuner::new(cfg(), CostDerivative::Linear, 1000);
+        let d = t.decide(0, 1, &recs(1, &[500.0]));
+        assert_eq!(d.tau_new, 1);
+    }
+
+    #[test]
+    fn reversal_is_damped() {
+        let mut t = Tuner::new(cfg(), CostDerivative::Linear, 1_000_000);
+        let d = t.decide(0, 100, &recs(100, &[5.0]));
+        assert!(d.tau_new > 100);
+        let d = t.decide(1, 632, &recs(632, &[400.0]));
+        assert!(d.note.contains("damping"));
+        // undamped: 632 * 31.62/400 = 50; damped: 632 * sqrt(0.079) = 178
+        assert_eq!(d.tau_new, 178);
+    }
+
+    #[test]
+    fn measured_costs_give_k() {
+        let mut t = Tuner::new(cfg(), CostDerivative::Linear, 1_000_000);
+        let mut r = recs(10, &[1.0; 4]);
+        for x in &mut r {
+            x.cost = Some(500.0);
+        }
+        let d = t.decide(0, 10, &r);
+        assert!(d.note.contains("measured"));
+        assert!(d.note.contains("k = 2.0000e-3"));
+        assert_eq!(d.tau_new, 160);
+        assert!(d.to_string().contains("batch   0: tau 10 -> 160"));
+    }
+}

@@ -98,3 +98,38 @@ impl TaskRecord {
         self.elapsed_ns as f64 / 1e6
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tau_for_cost_ratio_inverts_cost_ratio() {
+        let models = [
+            CostDerivative::Linear,
+            CostDerivative::Inverse,
+            CostDerivative::Exponential { base: PHI },
+        ];
+        for m in models {
+            for (tau0, ratio) in [(1.0, 16.0), (10.0, 0.25), (7.0, 1.0), (30.0, 3.5)] {
+                let tau1 = m.tau_for_cost_ratio(tau0, ratio);
+                let back = m.cost_ratio(tau0, tau1);
+                assert!((back - ratio).abs() < 1e-9 * ratio, "{m:?} {tau0} {ratio}");
+            }
+        }
+    }
+
+    #[test]
+    fn derivative_shapes() {
+        // chunk: doubling tau doubles the cost.
+        assert_eq!(CostDerivative::Linear.cost_ratio(4.0, 8.0), 2.0);
+        // stride: doubling tau halves the cost.
+        assert_eq!(CostDerivative::Inverse.cost_ratio(4.0, 8.0), 0.5);
+        // fib: one more level multiplies by phi.
+        let e = CostDerivative::Exponential { base: PHI };
+        assert!((e.cost_ratio(20.0, 21.0) - PHI).abs() < 1e-12);
+        assert!((tau_for_cost_ratio(e, 20.0, PHI * PHI) - 22.0).abs() < 1e-9);
+        assert_eq!(tau_for_cost_ratio(CostDerivative::Linear, 10.0, 3.0), 30.0);
+        assert_eq!(tau_for_cost_ratio(CostDerivative::Inverse, 10.0, 2.0), 5.0);
+    }
+}

@@ -160,3 +160,34 @@ impl Runtime {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_count_resolution_order() {
+        assert_eq!(resolve_threads(Some(3), Some("5"), 8), Ok(3));
+        assert_eq!(resolve_threads(None, Some("5"), 8), Ok(5));
+        assert_eq!(resolve_threads(None, Some(" 6 "), 8), Ok(6));
+        assert_eq!(resolve_threads(None, None, 8), Ok(8));
+        assert_eq!(resolve_threads(None, None, 0), Ok(1));
+        assert_eq!(
+            resolve_threads(Some(0), None, 8),
+            Err(RuntimeError::ZeroThreads)
+        );
+        assert!(matches!(
+            resolve_threads(None, Some("lots"), 8),
+            Err(RuntimeError::BadThreadsEnv(_))
+        ));
+        assert!(resolve_threads(None, Some("0"), 8).is_err());
+    }
+
+    #[test]
+    fn explicit_thread_count_builds_that_many() {
+        let rt = Runtime::new(Some(3)).unwrap();
+        assert_eq!(rt.threads(), 3);
+        assert_eq!(rt.install(rayon::current_num_threads), 3);
+        assert_eq!(rt.default_chunk(100), 9);
+    }
+}

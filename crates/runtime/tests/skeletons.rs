@@ -219,7 +219,7 @@ fn sum_ok(v: Vec<u64>) -> Result<u64, String> {
 fn par_divconq_fib_matches_sequential() {
     let rt = rt();
     for n in [0u64, 1, 2, 3, 7, 13, 20] {
-        let r = rt.par_divconq(fib_div, sum_ok, |n| Ok(n), |n: &u64| *n < 2, n);
+        let r = rt.par_divconq(fib_div, sum_ok, Ok, |n: &u64| *n < 2, n);
         assert_eq!(r.unwrap(), fib(n), "fib {n}");
     }
 }
@@ -319,7 +319,7 @@ fn divconq_errors_and_panics() {
             }
             Ok(v.iter().sum())
         },
-        |n| Ok(n),
+        Ok,
         |n: &u64| *n < 2,
         10,
     );
