@@ -13,7 +13,9 @@
 //! Safeguards: tau is clamped to `[1, tau_max]`; one step changes the task
 //! cost by at most `max_step` (16×); a step in the opposite direction from
 //! the previous one is halved (in log space) to damp oscillation; while a
-//! batch's mean lies in the window tau is left alone; and batches whose mean
+//! batch's mean lies in the window (and so do at least half of its tasks;
+//! otherwise the median task time decides) tau is left alone; and batches
+//! whose mean
 //! task time is below `noise_floor_ms` (~100 µs) are treated as noisy: k is
 //! not trusted and the task cost is grown geometrically by `max_step`
 //! instead. Every decision is a [`Decision`] record.
@@ -187,18 +189,37 @@ impl Tuner {
             .filter(|r| cfg.in_window(r.elapsed_ms()))
             .count() as f64
             / tasks as f64;
+        let mut note = String::new();
+        let mut t0 = t0;
         if cfg.in_window(t0) {
-            d.predicted_ms = t0;
-            d.note = "mean in window: keep tau".into();
-            return d;
+            if d.in_window_fraction >= 0.5 {
+                d.predicted_ms = t0;
+                d.note = "mean in window: keep tau".into();
+                return d;
+            }
+            // A few slow (e.g. preempted) tasks can pull the mean into the
+            // window while most tasks are outside it: decide on the median.
+            let mut ms: Vec<f64> = records.iter().map(|r| r.elapsed_ms()).collect();
+            ms.sort_by(f64::total_cmp);
+            let median = ms[ms.len() / 2];
+            note = format!(
+                "mean in window but only {:.0}% of tasks: deciding on median {median:.4} ms; ",
+                d.in_window_fraction * 100.0
+            );
+            if cfg.in_window(median) {
+                d.predicted_ms = d.observed_mean_ms;
+                note.push_str("median in window: keep tau");
+                d.note = note;
+                return d;
+            }
+            t0 = median;
         }
         let t1 = cfg.target_ms();
         let mut ratio;
-        let mut note;
         if t0 < cfg.noise_floor_ms {
             ratio = cfg.max_step;
             d.noisy = true;
-            note = format!(
+            note += &format!(
                 "tasks under noise floor ({t0:.4} ms < {} ms): k not trusted, grow task cost x{}",
                 cfg.noise_floor_ms, cfg.max_step
             );
@@ -213,7 +234,7 @@ impl Tuner {
             let k = t0 / g0;
             let g1 = t1 / k;
             ratio = g1 / g0;
-            note = format!(
+            note += &format!(
                 "k = {k:.4e} ms/cost ({src} γ0 = {g0:.4}), target {t1:.3} ms, γ1 = {g1:.4}"
             );
             let limit = cfg.max_step;
@@ -596,6 +617,17 @@ mod tests {
         let mut t = Tuner::new(cfg(), CostDerivative::Linear, 1000);
         let d = t.decide(0, 1, &recs(1, &[500.0]));
         assert_eq!(d.tau_new, 1);
+    }
+
+    #[test]
+    fn skewed_batch_decides_on_median() {
+        let mut t = Tuner::new(cfg(), CostDerivative::Linear, 1_000_000);
+        // Mean 12.5 ms is in the window, but 7 of 8 tasks took 2 ms.
+        let mut ms = [2.0; 8];
+        ms[7] = 86.0;
+        let d = t.decide(0, 100, &recs(100, &ms));
+        assert!(d.note.contains("median"), "{}", d.note);
+        assert_eq!(d.tau_new, 1581);
     }
 
     #[test]
