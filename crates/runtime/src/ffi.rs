@@ -68,8 +68,13 @@ unsafe fn handle<'a>(rt: *const RuntimeHandle) -> &'a Runtime {
 /// chunk), or [`TESSERA_ERR_PANIC`] if a panic was caught. An empty range
 /// (`hi <= lo`) returns 0 without calling `body`.
 ///
+/// A body may call `tessera_parallel_for` again with the same `rt`: the
+/// nested loop runs in the same rayon pool (no deadlock, no extra threads).
+///
 /// # Safety
-/// See the [module contract](self).
+/// See the safety contract of the crate's `ffi` module: `rt` is null or a
+/// live handle, `body` may run concurrently on disjoint ranges and must not
+/// unwind, and sharing `env` between threads for the call is sound.
 #[no_mangle]
 pub unsafe extern "C" fn tessera_parallel_for(
     rt: *const RuntimeHandle,

@@ -9,6 +9,22 @@
 //! * [`Controller`]: adaptive granularity — runs the work in batches and
 //!   retunes tau through the skeleton's [`CostDerivative`] so that tasks land
 //!   in a target time window (BACKGROUND §1).
+//!
+//! ```
+//! use tessera_runtime::{Controller, ControllerConfig, Runtime};
+//!
+//! let rt = Runtime::new(Some(2)).unwrap();
+//! let xs: Vec<u64> = (1..=100).collect();
+//! let squares = rt.par_map_chunk(8, |&x| Ok::<_, String>(x * x), &xs).unwrap();
+//! assert_eq!(squares[9], 100);
+//!
+//! let ctl = Controller::new(&rt, ControllerConfig::with_window(1.0, 10.0));
+//! let run = ctl.map_chunk(|&x| Ok::<_, String>(x + 1), &xs, None).unwrap();
+//! assert_eq!(run.value[0], 2);
+//! println!("{}", run.log());
+//! ```
+
+#![warn(missing_docs)]
 
 mod controller;
 mod cost;
