@@ -1,0 +1,137 @@
+//! The C ABI used by JIT-compiled code. **All `unsafe` code of the crate is
+//! in this module.**
+//!
+//! # Safety contract (stated once for every item below)
+//!
+//! * `rt` is either null (meaning [`Runtime::global`]) or a pointer obtained
+//!   from [`tessera_runtime_new`] / [`tessera_runtime_global`] that has not
+//!   been passed to [`tessera_runtime_free`]; it stays valid for the whole
+//!   call.
+//! * `body` is a valid function that may be called concurrently from several
+//!   worker threads with the same `env` and disjoint `[lo, hi)` ranges. It
+//!   must not unwind (an `extern "C"` function that panics aborts the
+//!   process); it reports failure by returning a non-zero code.
+//! * `env` is whatever `body` expects; the runtime never dereferences it. The
+//!   caller guarantees that sharing it between threads for the duration of
+//!   the call is sound (e.g. the body only reads it, or writes disjoint
+//!   parts, or synchronises itself).
+//!
+//! Nested calls: a body may itself call [`tessera_parallel_for`] with the
+//! same `rt` (or null when the outer call used the global runtime). The
+//! nested loop then runs in the same rayon pool — rayon runs `install`
+//! inline on its own workers and waits on nested joins by stealing work — so
+//! there is no deadlock and no extra threads (no oversubscription). Nesting
+//! with a *different* runtime works too but blocks the calling worker while
+//! the other pool runs the inner loop.
+
+use std::ffi::c_void;
+
+use crate::pool::Runtime;
+
+/// The opaque runtime handle seen by C / JIT code.
+pub type RuntimeHandle = Runtime;
+
+/// Signature of a parallel-for body: run iterations `[lo, hi)` with the
+/// environment `env`; return 0 on success or a non-zero error code.
+pub type TesseraBody = extern "C" fn(env: *mut c_void, lo: i64, hi: i64) -> i32;
+
+/// Returned by [`tessera_parallel_for`] when a Rust-side panic was caught.
+pub const TESSERA_ERR_PANIC: i32 = i32::MIN;
+
+/// The environment pointer, shared read-only between workers.
+#[derive(Clone, Copy)]
+struct SharedEnv(*mut c_void);
+// SAFETY: see the module contract: the caller guarantees that `env` may be
+// used from several threads for the duration of the call.
+unsafe impl Send for SharedEnv {}
+// SAFETY: as above.
+unsafe impl Sync for SharedEnv {}
+
+/// Resolves a possibly-null handle.
+///
+/// # Safety
+/// `rt` satisfies the module contract.
+unsafe fn handle<'a>(rt: *const RuntimeHandle) -> &'a Runtime {
+    if rt.is_null() {
+        Runtime::global()
+    } else {
+        // SAFETY: non-null and valid per the module contract.
+        unsafe { &*rt }
+    }
+}
+
+/// Parallel for over `[lo, hi)` in chunks of `chunk` iterations
+/// (`chunk <= 0`: about four chunks per thread).
+///
+/// Returns 0 on success, else the first non-zero code returned by a body
+/// (the other chunks are then skipped: a shared flag is checked before each
+/// chunk), or [`TESSERA_ERR_PANIC`] if a panic was caught. An empty range
+/// (`hi <= lo`) returns 0 without calling `body`.
+///
+/// A body may call `tessera_parallel_for` again with the same `rt`: the
+/// nested loop runs in the same rayon pool (no deadlock, no extra threads).
+///
+/// # Safety
+/// See the safety contract of the crate's `ffi` module: `rt` is null or a
+/// live handle, `body` may run concurrently on disjoint ranges and must not
+/// unwind, and sharing `env` between threads for the call is sound.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_parallel_for(
+    rt: *const RuntimeHandle,
+    lo: i64,
+    hi: i64,
+    chunk: i64,
+    body: TesseraBody,
+    env: *mut c_void,
+) -> i32 {
+    // SAFETY: module contract.
+    let rt = unsafe { handle(rt) };
+    let env = SharedEnv(env);
+    let res = rt.parallel_for(lo, hi, chunk, move |a, b| {
+        let env = env;
+        match body(env.0, a, b) {
+            0 => Ok(()),
+            code => Err(code),
+        }
+    });
+    match res {
+        Ok(()) => 0,
+        Err(e) => e.code(),
+    }
+}
+
+/// Builds a runtime with `threads` workers (`threads <= 0`: from
+/// `TESSERA_THREADS` or the available parallelism). Returns null on failure.
+/// Free it with [`tessera_runtime_free`].
+#[no_mangle]
+pub extern "C" fn tessera_runtime_new(threads: i64) -> *mut RuntimeHandle {
+    let t = if threads <= 0 {
+        None
+    } else {
+        Some(threads as usize)
+    };
+    match Runtime::new(t) {
+        Ok(rt) => Box::into_raw(Box::new(rt)),
+        Err(_) => std::ptr::null_mut(),
+    }
+}
+
+/// The global runtime (never freed).
+#[no_mangle]
+pub extern "C" fn tessera_runtime_global() -> *const RuntimeHandle {
+    Runtime::global() as *const Runtime
+}
+
+/// Frees a runtime from [`tessera_runtime_new`]; null is ignored.
+///
+/// # Safety
+/// `rt` is null or came from [`tessera_runtime_new`], is freed once, and no
+/// call using it is running or will run.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_runtime_free(rt: *mut RuntimeHandle) {
+    if !rt.is_null() {
+        // SAFETY: per the contract above it is a live Box from
+        // `tessera_runtime_new`.
+        drop(unsafe { Box::from_raw(rt) });
+    }
+}

@@ -1,0 +1,193 @@
+//! The thread pool ([`Runtime`]) and the safe parallel-for.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use rayon::prelude::*;
+
+use crate::error::{panic_message, ParallelForError, RuntimeError};
+
+/// Name of the environment variable that sizes pools built without an
+/// explicit thread count.
+pub const THREADS_ENV: &str = "TESSERA_THREADS";
+
+/// A work-stealing thread pool (one `rayon::ThreadPool` per runtime).
+///
+/// All parallel work of the runtime (the parallel-for, the skeletons and the
+/// controller) runs inside this pool. Nested parallel work started from a
+/// task of the pool (a nested `parallel_for` or skeleton on the *same*
+/// runtime) runs in the same pool: rayon's `install` executes inline when
+/// already on one of the pool's workers, and its joins wait by stealing work,
+/// so nesting neither deadlocks nor creates extra threads.
+pub struct Runtime {
+    pool: rayon::ThreadPool,
+    threads: usize,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("threads", &self.threads)
+            .finish()
+    }
+}
+
+/// Picks a thread count: `explicit` if given, else the value of
+/// `TESSERA_THREADS` (`env`), else `available`.
+///
+/// Pure so it can be tested without touching the process environment.
+pub fn resolve_threads(
+    explicit: Option<usize>,
+    env: Option<&str>,
+    available: usize,
+) -> Result<usize, RuntimeError> {
+    match explicit {
+        Some(0) => Err(RuntimeError::ZeroThreads),
+        Some(n) => Ok(n),
+        None => match env {
+            Some(s) => match s.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(RuntimeError::BadThreadsEnv(s.to_string())),
+            },
+            None => Ok(available.max(1)),
+        },
+    }
+}
+
+fn available_parallelism() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+impl Runtime {
+    /// Builds a runtime with `threads` workers; `None` reads
+    /// `TESSERA_THREADS`, else uses the available parallelism.
+    pub fn new(threads: Option<usize>) -> Result<Runtime, RuntimeError> {
+        let env = std::env::var(THREADS_ENV).ok();
+        let n = resolve_threads(threads, env.as_deref(), available_parallelism())?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("tessera-worker-{i}"))
+            .build()
+            .map_err(|e| RuntimeError::PoolBuild(e.to_string()))?;
+        Ok(Runtime { pool, threads: n })
+    }
+
+    /// The process-wide runtime, built on first use like `Runtime::new(None)`.
+    /// A bad `TESSERA_THREADS` value falls back to the available parallelism.
+    pub fn global() -> &'static Runtime {
+        static GLOBAL: OnceLock<Runtime> = OnceLock::new();
+        GLOBAL.get_or_init(|| {
+            Runtime::new(None)
+                .or_else(|_| Runtime::new(Some(available_parallelism())))
+                .expect("cannot build the global tessera runtime")
+        })
+    }
+
+    /// Number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs `op` inside the pool (inline when already on one of its workers).
+    pub fn install<R: Send>(&self, op: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(op)
+    }
+
+    /// Default chunk for a range of `n` iterations: about four chunks per
+    /// thread.
+    pub fn default_chunk(&self, n: u64) -> u64 {
+        n.div_ceil(self.threads as u64 * 4).max(1)
+    }
+
+    /// Runs `body(lo', hi')` over `[lo, hi)` split into chunks of `chunk`
+    /// iterations (`chunk <= 0`: [`Runtime::default_chunk`]), in parallel.
+    ///
+    /// `body` returns `Err(code)` to fail; the first failure (or panic) sets
+    /// a shared stop flag that every chunk checks before it starts, so the
+    /// remaining chunks are skipped promptly, and that first error is
+    /// returned. A panic in `body` is caught and becomes
+    /// [`ParallelForError::Panic`]. An empty range returns `Ok(())`.
+    pub fn parallel_for<F>(
+        &self,
+        lo: i64,
+        hi: i64,
+        chunk: i64,
+        body: F,
+    ) -> Result<(), ParallelForError>
+    where
+        F: Fn(i64, i64) -> Result<(), i32> + Sync,
+    {
+        if hi <= lo {
+            return Ok(());
+        }
+        let n = (hi as i128 - lo as i128) as u64;
+        let chunk = if chunk <= 0 {
+            self.default_chunk(n)
+        } else {
+            chunk as u64
+        };
+        let chunks = usize::try_from(n.div_ceil(chunk)).unwrap_or(usize::MAX);
+        let stop = AtomicBool::new(false);
+        let first: Mutex<Option<ParallelForError>> = Mutex::new(None);
+        let fail = |e: ParallelForError| {
+            let mut g = first.lock().unwrap_or_else(|p| p.into_inner());
+            if g.is_none() {
+                *g = Some(e);
+            }
+            stop.store(true, Ordering::Release);
+        };
+        self.install(|| {
+            (0..chunks).into_par_iter().with_max_len(1).for_each(|c| {
+                if stop.load(Ordering::Acquire) {
+                    return;
+                }
+                let a = lo as i128 + c as i128 * chunk as i128;
+                let b = (a + chunk as i128).min(hi as i128);
+                match catch_unwind(AssertUnwindSafe(|| body(a as i64, b as i64))) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(code)) => fail(ParallelForError::Body(code)),
+                    Err(p) => fail(ParallelForError::Panic(panic_message(&*p))),
+                }
+            })
+        });
+        let e = first.into_inner().unwrap_or_else(|p| p.into_inner());
+        match e {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_count_resolution_order() {
+        assert_eq!(resolve_threads(Some(3), Some("5"), 8), Ok(3));
+        assert_eq!(resolve_threads(None, Some("5"), 8), Ok(5));
+        assert_eq!(resolve_threads(None, Some(" 6 "), 8), Ok(6));
+        assert_eq!(resolve_threads(None, None, 8), Ok(8));
+        assert_eq!(resolve_threads(None, None, 0), Ok(1));
+        assert_eq!(
+            resolve_threads(Some(0), None, 8),
+            Err(RuntimeError::ZeroThreads)
+        );
+        assert!(matches!(
+            resolve_threads(None, Some("lots"), 8),
+            Err(RuntimeError::BadThreadsEnv(_))
+        ));
+        assert!(resolve_threads(None, Some("0"), 8).is_err());
+    }
+
+    #[test]
+    fn explicit_thread_count_builds_that_many() {
+        let rt = Runtime::new(Some(3)).unwrap();
+        assert_eq!(rt.threads(), 3);
+        assert_eq!(rt.install(rayon::current_num_threads), 3);
+        assert_eq!(rt.default_chunk(100), 9);
+    }
+}
