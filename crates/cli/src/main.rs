@@ -6,6 +6,7 @@
 
 mod driver;
 mod npy;
+mod skel;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::collections::HashMap;
@@ -49,6 +50,10 @@ enum Cmd {
     ///
     /// Example: tessera run examples/kernels/jacobi-2d.c --entry jacobi_2d -D n=100 -D tsteps=20 --init random:7 --out out/
     Run(RunArgs),
+    /// Run a kernel function over an index range with a parallel skeleton.
+    ///
+    /// Example: tessera skel examples/kernels/sumeuler.c --entry totient --skeleton chunk --over 1..20001 --adaptive --target-ms 10..100
+    Skel(SkelArgs),
     /// Print code generated for an entry.
     ///
     /// Example: tessera emit examples/kernels/gemm.c --entry gemm --target driver > main.c
@@ -130,6 +135,172 @@ struct RunArgs {
     max_steps: Option<u64>,
 }
 
+#[derive(clap::Args)]
+struct SkelArgs {
+    /// The kernel source file.
+    file: PathBuf,
+    /// The function run per task; all its parameters are scalars. Parameters not given with
+    /// -D are the element index (chunk, stride, divconq-thresh --divide fib) or the range
+    /// `lo, hi` (divconq-thresh --divide halves).
+    #[arg(long)]
+    entry: String,
+    /// chunk (parMapChunk), stride (parMapStride) or divconq-thresh (parDivconqThresh).
+    #[arg(long, value_enum)]
+    skeleton: skel::Skeleton,
+    /// The index range `lo..hi` (exclusive): elements for chunk/stride; for divconq-thresh the
+    /// root problem (`--divide fib`: size `hi`; `--divide halves`: the range).
+    #[arg(long, value_name = "LO..HI")]
+    over: String,
+    /// Fixed tuning parameter τ (chunk size, stride, threshold); with --adaptive, the start.
+    #[arg(long)]
+    tau: Option<usize>,
+    /// Retune τ between batches so that tasks last --target-ms.
+    #[arg(long)]
+    adaptive: bool,
+    /// Target task-time window for --adaptive, in ms: --target-ms 10..100 (default).
+    #[arg(long, default_value = "10..100", value_name = "LO..HI")]
+    target_ms: String,
+    /// How divconq-thresh divides: fib (n -> n-1, n-2) or halves ([lo,hi) -> two halves).
+    #[arg(long, value_enum, default_value = "fib")]
+    divide: skel::Divide,
+    /// Bind a scalar parameter of the entry or a #define: -D maxit=1000.
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    defines: Vec<String>,
+    /// How tasks run the entry: interp (reference interpreter) or jit.
+    #[arg(long, value_enum, default_value = "interp")]
+    mode: Mode,
+    /// Worker threads (default: TESSERA_THREADS or all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print every decision (adaptive) or every task (fixed τ).
+    #[arg(long)]
+    verbose: bool,
+    /// Write the decision log / task list to this file.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+}
+
+fn parse_range_i64(s: &str, what: &str) -> Result<(i64, i64), Failure> {
+    let bad = || usage(format!("{what} expects LO..HI with integers, got `{s}`"));
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    Ok((
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
+    let (lo, hi) = parse_range_i64(&a.over, "--over")?;
+    let window = if a.adaptive {
+        let bad = || {
+            usage(format!(
+                "--target-ms expects LO..HI in ms with 0 < LO <= HI, got `{}`",
+                a.target_ms
+            ))
+        };
+        let (x, y) = a.target_ms.split_once("..").ok_or_else(bad)?;
+        let (x, y): (f64, f64) = (
+            x.trim().parse().map_err(|_| bad())?,
+            y.trim().parse().map_err(|_| bad())?,
+        );
+        if !(x > 0.0 && x <= y) {
+            return Err(bad());
+        }
+        Some((x, y))
+    } else {
+        if a.tau.is_none() {
+            return Err(usage("give a fixed --tau N, or --adaptive"));
+        }
+        None
+    };
+    if a.tau == Some(0) {
+        return Err(usage("--tau must be at least 1"));
+    }
+    if a.mode == Mode::Opt {
+        return Err(usage(
+            "--mode opt is not available for skel; use interp or jit",
+        ));
+    }
+    if a.mode == Mode::Jit {
+        return Err(usage("--mode jit is not available yet: the native back end has not landed; use --mode interp"));
+    }
+    let defs = parse_defines(&a.defines)?;
+    let (src, prog) = load(&a.file, &defs)?;
+    let (fid, f) = find_entry(&src, &prog, &a.entry)?;
+    let mut fixed = Vec::new();
+    let mut index_params = Vec::new();
+    for (k, p) in f.params.iter().enumerate() {
+        let v = f.var(*p);
+        if v.is_array() {
+            return Err(usage(format!(
+                "skel runs entries with scalar parameters only; `{}` of `{}` is an array",
+                v.name, f.name
+            )));
+        }
+        match defs.iter().find(|(n, _)| *n == v.name) {
+            Some((_, val)) => fixed.push(ArgValue::Scalar(
+                Scalar::parse(val, v.scalar_ty())
+                    .map_err(|e| usage(format!("-D {}: {e}", v.name)))?,
+            )),
+            None => {
+                if !v.scalar_ty().is_int() {
+                    return Err(usage(format!(
+                        "parameter `{} {}` of `{}` is not bound with -D and is not an integer index",
+                        v.scalar_ty(),
+                        v.name,
+                        f.name
+                    )));
+                }
+                fixed.push(ArgValue::Scalar(Scalar::I64(0).convert(v.scalar_ty())));
+                index_params.push(k);
+            }
+        }
+    }
+    for (n, _) in &defs {
+        if !f.params.iter().any(|p| f.var(*p).name == *n)
+            && !prog.defines.iter().any(|(d, _)| d == n)
+        {
+            return Err(usage(format!(
+                "-D {n}: `{}` has no parameter named `{n}` and the file has no #define `{n}`",
+                f.name
+            )));
+        }
+    }
+    let plan = skel::Plan {
+        skeleton: a.skeleton,
+        lo,
+        hi,
+        tau: a.tau,
+        window,
+        divide: a.divide,
+        verbose: a.verbose,
+        threads: a.threads,
+    };
+    let limits = tessera_interp::Limits::default();
+    let call = |fid: FuncId, args: &mut [ArgValue]| tessera_interp::call(&prog, fid, args, limits);
+    let out = skel::run(&prog, fid, &call, &fixed, &index_params, &plan).map_err(|e| match e {
+        Ok(rt) => runtime_failure(&src, &rt),
+        Err(m) => Failure {
+            text: format!("error: {m}\n"),
+            code: 1,
+        },
+    })?;
+    print!("{}", out.log);
+    if let Some(path) = &a.trace {
+        std::fs::write(path, &out.log)
+            .map_err(|e| usage(format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    match out.int_sum {
+        Some(i) => println!("result: sum {i}"),
+        None => println!("result: sum {:?}", out.sum),
+    }
+    if let Some(c) = out.checksum {
+        println!("checksum: {c:016x}");
+    }
+    println!("time_ms: {:.3}", out.ms);
+    Ok(())
+}
+
 /// An error of the invocation (exit 2) or of the kernel (exit 1), already rendered.
 struct Failure {
     text: String,
@@ -199,6 +370,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Cmd::Run(args) => run(args),
+        Cmd::Skel(args) => skel_cmd(args),
         Cmd::Emit {
             file,
             entry,

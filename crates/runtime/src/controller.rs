@@ -65,6 +65,11 @@ pub struct ControllerConfig {
     pub stride_batches: usize,
     /// Work-list sub-problems per thread for divconq-thresh (default 64).
     pub worklist_per_thread: usize,
+    /// divconq-thresh: when true, a problem at or below the threshold is
+    /// solved by one call of `conq` (a sequential solver of whole problems,
+    /// such as a compiled kernel) instead of the sequential recursion through
+    /// `div`/`comb` down to the leaves (default false).
+    pub solve_below_threshold: bool,
 }
 
 impl Default for ControllerConfig {
@@ -77,6 +82,7 @@ impl Default for ControllerConfig {
             tasks_per_thread: 4,
             stride_batches: 16,
             worklist_per_thread: 64,
+            solve_below_threshold: false,
         }
     }
 }
@@ -511,7 +517,21 @@ impl<'rt> Controller<'rt> {
             let res: Vec<(usize, Option<R>)> = self.rt.install(|| {
                 work.into_par_iter()
                     .with_max_len(1)
-                    .map(|(id, p)| (id, thresh_core(&ctx, tau, &size, &div, &comb, &conq, p)))
+                    .map(|(id, p)| {
+                        (
+                            id,
+                            thresh_core(
+                                &ctx,
+                                tau,
+                                self.cfg.solve_below_threshold,
+                                &size,
+                                &div,
+                                &comb,
+                                &conq,
+                                p,
+                            ),
+                        )
+                    })
                     .collect()
             });
             let recs = ctx.finish()?;

@@ -233,9 +233,11 @@ fn seq_divconq<P, R, E>(
 /// Parallel divide and conquer with a size threshold: problems with
 /// `size(x) <= tau` are one sequential task.
 #[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn thresh_core<P, R, E>(
     ctx: &Ctx<'_, E>,
     tau: usize,
+    solve_below: bool,
     size: &(impl Fn(&P) -> usize + Sync),
     div: &(impl Fn(&P) -> Vec<P> + Sync),
     comb: &(impl Fn(Vec<R>) -> Result<R, E> + Sync),
@@ -259,6 +261,10 @@ where
         len: s,
     };
     if s <= tau {
+        if solve_below {
+            // `conq` is a sequential solver for whole problems (e.g. a compiled kernel).
+            return ctx.task(shape, || conq(x));
+        }
         return ctx.task(shape, || seq_divconq(div, comb, conq, x));
     }
     let subs = div(&x);
@@ -268,7 +274,7 @@ where
     let rs: Vec<Option<R>> = subs
         .into_par_iter()
         .with_max_len(1)
-        .map(|p| thresh_core(ctx, tau, size, div, comb, conq, p))
+        .map(|p| thresh_core(ctx, tau, solve_below, size, div, comb, conq, p))
         .collect();
     let rs: Vec<R> = rs.into_iter().collect::<Option<Vec<R>>>()?;
     ctx.call(|| comb(rs))
@@ -456,6 +462,35 @@ impl Runtime {
             .map(|t| t.value)
     }
 
+    /// Like [`Runtime::par_divconq_thresh_traced`], but a problem with
+    /// `size(x) <= tau` is one task solved by a single call of `solve` (a
+    /// sequential solver of whole problems, such as a compiled kernel), not by
+    /// recursing sequentially through `div`/`comb`. Problems whose `div`
+    /// returns no sub-problems are also solved by `solve`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn par_divconq_thresh_solver_traced<P, R, E>(
+        &self,
+        tau: usize,
+        size: impl Fn(&P) -> usize + Sync,
+        div: impl Fn(&P) -> Vec<P> + Sync,
+        comb: impl Fn(Vec<R>) -> Result<R, E> + Sync,
+        solve: impl Fn(P) -> Result<R, E> + Sync,
+        x: P,
+        cost: Option<&CostFn<'_>>,
+    ) -> Result<Traced<R>, SkelError<E>>
+    where
+        P: Send,
+        R: Send,
+        E: Send,
+    {
+        if tau == 0 {
+            return Err(SkelError::ZeroTau);
+        }
+        let ctx = Ctx::new(Instant::now(), 0, cost);
+        let v = self.install(|| thresh_core(&ctx, tau, true, &size, &div, &comb, &solve, x));
+        done(ctx, v)
+    }
+
     /// [`Runtime::par_divconq_thresh`] with task records and optional costs
     /// (the [`TaskShape::len`] handed to the cost callback is `size` of the
     /// task's problem).
@@ -476,7 +511,7 @@ impl Runtime {
         E: Send,
     {
         let ctx = Ctx::new(Instant::now(), 0, cost);
-        let v = self.install(|| thresh_core(&ctx, tau, &size, &div, &comb, &conq, x));
+        let v = self.install(|| thresh_core(&ctx, tau, false, &size, &div, &comb, &conq, x));
         done(ctx, v)
     }
 }

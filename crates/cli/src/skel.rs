@@ -1,0 +1,309 @@
+//! `tessera skel`: run a kernel function over an index range with a parallel skeleton
+//! (parMapChunk, parMapStride, parDivconqThresh) on the work-stealing runtime, with a fixed
+//! tuning parameter τ or the adaptive granularity controller.
+//!
+//! The entry takes only scalar parameters. Those given with `-D` are fixed; the remaining
+//! integer parameter is the element index (chunk, stride; divconq-thresh with `--divide fib`,
+//! where it is the problem size), or the remaining two are a range `[lo, hi)`
+//! (divconq-thresh with `--divide halves`). The entry returns a number per element or
+//! sub-problem; results are summed.
+
+use std::time::Instant;
+use tessera_ir::{ArgValue, FuncId, Program, RuntimeError, Scalar, ScalarTy};
+use tessera_runtime::{
+    AdaptiveRun, Controller, ControllerConfig, CostDerivative, Runtime, SkelError, TaskRecord, PHI,
+};
+
+/// Which skeleton.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Skeleton {
+    /// parMapChunk: tasks of τ consecutive elements.
+    Chunk,
+    /// parMapStride: τ interleaved tasks per batch (every τ-th element).
+    Stride,
+    /// parDivconqThresh: divide until the problem size is ≤ τ, then solve with the entry.
+    DivconqThresh,
+}
+
+/// How divconq-thresh divides a problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Divide {
+    /// n → n-1, n-2 (Fibonacci-like; size n; cost derivative φ^τ); results are summed.
+    Fib,
+    /// [lo, hi) → halves (size hi-lo; linear cost derivative); results are summed.
+    Halves,
+}
+
+/// A way to call a function of the program (interpreter or JIT).
+pub type Caller<'a> =
+    dyn Fn(FuncId, &mut [ArgValue]) -> Result<Option<Scalar>, RuntimeError> + Sync + 'a;
+
+/// What the user asked for.
+pub struct Plan {
+    /// The skeleton.
+    pub skeleton: Skeleton,
+    /// Index range (elements, or the divconq root problem `lo..hi`).
+    pub lo: i64,
+    /// End of the range (exclusive).
+    pub hi: i64,
+    /// Fixed τ, if not adaptive.
+    pub tau: Option<usize>,
+    /// Adaptive target window (ms).
+    pub window: Option<(f64, f64)>,
+    /// Division rule for divconq.
+    pub divide: Divide,
+    /// Print every decision / batch.
+    pub verbose: bool,
+    /// Threads.
+    pub threads: Option<usize>,
+}
+
+/// The outcome, printed by the CLI.
+pub struct Outcome {
+    /// Lines to print before the result.
+    pub log: String,
+    /// Sum of all results.
+    pub sum: f64,
+    /// Integer sum, if the entry returns integers.
+    pub int_sum: Option<i64>,
+    /// FNV-1a over the per-element results in input order (chunk/stride).
+    pub checksum: Option<u64>,
+    /// Wall time of the skeleton run (ms).
+    pub ms: f64,
+}
+
+fn num(s: Scalar) -> f64 {
+    match s.convert(ScalarTy::F64) {
+        Scalar::F64(x) => x,
+        _ => unreachable!(),
+    }
+}
+
+fn task_summary(label: &str, tasks: &[TaskRecord], window: Option<(f64, f64)>) -> String {
+    if tasks.is_empty() {
+        return format!("{label}: no tasks\n");
+    }
+    let mut ms: Vec<f64> = tasks.iter().map(|t| t.elapsed_ms()).collect();
+    ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mean = ms.iter().sum::<f64>() / ms.len() as f64;
+    let mut s = format!(
+        "{label}: {} tasks, task time mean {:.3} ms, median {:.3} ms, min {:.3} ms, max {:.3} ms",
+        ms.len(),
+        mean,
+        ms[ms.len() / 2],
+        ms[0],
+        ms[ms.len() - 1]
+    );
+    if let Some((lo, hi)) = window {
+        let inw = ms.iter().filter(|&&t| t >= lo && t <= hi).count();
+        s.push_str(&format!(
+            ", {:.1}% in {lo}..{hi} ms",
+            100.0 * inw as f64 / ms.len() as f64
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+/// Runs the plan. `index_params` are the positions (in the entry's parameters) of the
+/// unbound scalars, `fixed` the arguments with those positions to be filled per task.
+pub fn run(
+    prog: &Program,
+    fid: FuncId,
+    call: &Caller<'_>,
+    fixed: &[ArgValue],
+    index_params: &[usize],
+    plan: &Plan,
+) -> Result<Outcome, Result<RuntimeError, String>> {
+    let f = prog.func(fid);
+    let ret = f.ret.ok_or_else(|| {
+        Err(format!(
+            "`{}` returns void: skel needs a numeric result per task",
+            f.name
+        ))
+    })?;
+    let rt = Runtime::new(plan.threads).map_err(|e| Err(e.to_string()))?;
+    let kernel = |vals: &[i64]| -> Result<Scalar, RuntimeError> {
+        let mut args = fixed.to_vec();
+        for (&p, &v) in index_params.iter().zip(vals) {
+            let t = f.var(f.params[p]).scalar_ty();
+            args[p] = ArgValue::Scalar(Scalar::I64(v).convert(t));
+        }
+        Ok(call(fid, &mut args)?.expect("non-void entry returns a value"))
+    };
+    let cfg = {
+        let mut c = match plan.window {
+            Some((lo, hi)) => ControllerConfig::with_window(lo, hi),
+            None => ControllerConfig::default(),
+        };
+        c.tau0 = plan.tau.unwrap_or(1);
+        c.solve_below_threshold = true;
+        c
+    };
+    let adaptive = plan.window.is_some();
+    let mut log = String::new();
+    let t0 = Instant::now();
+    let fail = |e: SkelError<RuntimeError>| -> Result<RuntimeError, String> {
+        match e {
+            SkelError::Task(r) => Ok(r),
+            other => Err(other.to_string()),
+        }
+    };
+    let (results, tasks, decisions_log): (Vec<Scalar>, Vec<TaskRecord>, Option<String>) = match plan
+        .skeleton
+    {
+        Skeleton::Chunk | Skeleton::Stride => {
+            if index_params.len() != 1 {
+                return Err(Err(format!(
+                    "chunk/stride need exactly one unbound integer parameter (the element index); `{}` has {} unbound",
+                    f.name,
+                    index_params.len()
+                )));
+            }
+            let xs: Vec<i64> = (plan.lo..plan.hi).collect();
+            let g = |x: &i64| kernel(&[*x]);
+            if adaptive {
+                let c = Controller::new(&rt, cfg.clone());
+                let r: AdaptiveRun<Vec<Scalar>> = if plan.skeleton == Skeleton::Chunk {
+                    c.map_chunk(g, &xs, None)
+                } else {
+                    c.map_stride(g, &xs, None)
+                }
+                .map_err(fail)?;
+                let l = r.log();
+                (r.value, r.tasks, Some(l))
+            } else {
+                let tau = plan.tau.unwrap_or(1);
+                let r = if plan.skeleton == Skeleton::Chunk {
+                    rt.par_map_chunk_traced(tau, g, &xs, None)
+                } else {
+                    rt.par_map_stride_traced(tau, g, &xs, None)
+                }
+                .map_err(fail)?;
+                (r.value, r.tasks, None)
+            }
+        }
+        Skeleton::DivconqThresh => {
+            let want = match plan.divide {
+                Divide::Fib => 1,
+                Divide::Halves => 2,
+            };
+            if index_params.len() != want {
+                return Err(Err(format!(
+                    "divconq-thresh --divide {:?} needs {want} unbound integer parameter(s); `{}` has {}",
+                    plan.divide,
+                    f.name,
+                    index_params.len()
+                )
+                .to_lowercase()));
+            }
+            let (lo, hi) = (plan.lo, plan.hi);
+            let size = |p: &(i64, i64)| match plan.divide {
+                Divide::Fib => p.0.max(0) as usize,
+                Divide::Halves => (p.1 - p.0).max(0) as usize,
+            };
+            let div = |p: &(i64, i64)| match plan.divide {
+                Divide::Fib if p.0 >= 2 => vec![(p.0 - 1, 0), (p.0 - 2, 0)],
+                Divide::Halves if p.1 - p.0 >= 2 => {
+                    let m = p.0 + (p.1 - p.0) / 2;
+                    vec![(p.0, m), (m, p.1)]
+                }
+                _ => vec![],
+            };
+            let comb =
+                |rs: Vec<Scalar>| -> Result<Scalar, RuntimeError> { Ok(sum_scalars(&rs, ret)) };
+            let solve = |p: (i64, i64)| match plan.divide {
+                Divide::Fib => kernel(&[p.0]),
+                Divide::Halves => kernel(&[p.0, p.1]),
+            };
+            let root = match plan.divide {
+                Divide::Fib => (hi, 0),
+                Divide::Halves => (lo, hi),
+            };
+            let model = match plan.divide {
+                Divide::Fib => CostDerivative::Exponential { base: PHI },
+                Divide::Halves => CostDerivative::Linear,
+            };
+            if adaptive {
+                let c = Controller::new(&rt, cfg.clone());
+                let r = c
+                    .divconq_thresh(model, size, div, comb, solve, root, None)
+                    .map_err(fail)?;
+                let l = r.log();
+                (vec![r.value], r.tasks, Some(l))
+            } else {
+                let tau = plan.tau.unwrap_or(1);
+                let r = rt
+                    .par_divconq_thresh_solver_traced(tau, size, div, comb, solve, root, None)
+                    .map_err(fail)?;
+                (vec![r.value], r.tasks, None)
+            }
+        }
+    };
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    if let Some(d) = &decisions_log {
+        if plan.verbose {
+            log.push_str(d);
+        } else {
+            // The first decisions and the summary line.
+            for l in d.lines().take(6) {
+                log.push_str(l);
+                log.push('\n');
+            }
+            if d.lines().count() > 7 {
+                log.push_str(&format!(
+                    "... ({} decisions; --verbose shows all)\n",
+                    d.lines().count() - 1
+                ));
+                log.push_str(d.lines().last().unwrap_or(""));
+                log.push('\n');
+            }
+        }
+    } else if plan.verbose {
+        for t in &tasks {
+            log.push_str(&format!(
+                "task {:>5} (batch {}): tau {}, {:.3} ms\n",
+                t.index,
+                t.batch,
+                t.tau,
+                t.elapsed_ms()
+            ));
+        }
+    }
+    log.push_str(&task_summary(
+        "tasks",
+        &tasks,
+        plan.window.or(Some((10.0, 100.0))),
+    ));
+    let checksum = (plan.skeleton != Skeleton::DivconqThresh).then(|| {
+        let bytes: Vec<u8> = results
+            .iter()
+            .flat_map(|r| match r.convert(ret) {
+                Scalar::I32(x) => x.to_le_bytes().to_vec(),
+                Scalar::I64(x) => x.to_le_bytes().to_vec(),
+                Scalar::F32(x) => x.to_le_bytes().to_vec(),
+                Scalar::F64(x) => x.to_le_bytes().to_vec(),
+                Scalar::Bool(b) => vec![b as u8],
+            })
+            .collect();
+        tessera_ir::fnv1a(&bytes)
+    });
+    let total = sum_scalars(&results, ret);
+    let int_sum = (ret.is_int() || ret == ScalarTy::Bool).then(|| total.as_i64());
+    Ok(Outcome {
+        log,
+        sum: num(total),
+        int_sum,
+        checksum,
+        ms,
+    })
+}
+
+/// Sums results in order: integers wrap in `long`, floats add in `double`.
+fn sum_scalars(rs: &[Scalar], ret: ScalarTy) -> Scalar {
+    if ret.is_float() {
+        Scalar::F64(rs.iter().map(|r| num(*r)).sum())
+    } else {
+        Scalar::I64(rs.iter().fold(0i64, |a, r| a.wrapping_add(r.as_i64())))
+    }
+}
