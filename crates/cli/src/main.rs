@@ -4,6 +4,7 @@
 //! 2 bad invocation (unknown flag, missing file or entry, bad `-D`/`--input`, unavailable
 //! mode).
 
+#![allow(clippy::result_large_err)]
 mod driver;
 mod npy;
 mod skel;

@@ -8,6 +8,9 @@
 //! match gcc-compiled C bit for bit.
 
 #![warn(missing_docs)]
+// RuntimeError carries the full index and shape of a failed access; it is returned once, on
+// the cold path, so it is not boxed.
+#![allow(clippy::result_large_err)]
 
 use tessera_ir::*;
 
