@@ -5,7 +5,7 @@
 // TEST: -D m=1 -D n=1
 // TEST: -D m=2 -D n=3
 // TEST: -D m=19 -D n=31
-// BENCH: -D m=1400 -D n=1600
+// BENCH: -D m=1200 -D n=1400
 
 void covariance(int m, int n, double data[n][m], double cov[m][m], double mean[m])
 {

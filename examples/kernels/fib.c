@@ -5,7 +5,7 @@
 // TEST: -D n=1
 // TEST: -D n=2
 // TEST: -D n=10
-// BENCH: -D n=40
+// BENCH: -D n=42
 
 long fib(int n)
 {
