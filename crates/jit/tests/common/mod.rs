@@ -27,8 +27,12 @@ impl Rng {
     }
 }
 
+/// Headers every test program gets.
+pub const PRELUDE: &str = "#include <math.h>\n#include <stdbool.h>\n";
+
 pub fn prog(src: &str) -> Program {
-    match tessera_sema::compile_source(src, &HashMap::new()) {
+    let src = format!("{PRELUDE}{src}");
+    match tessera_sema::compile_source(&src, &HashMap::new()) {
         Ok(p) => p,
         Err(ds) => panic!("front end rejected:\n{src}\n{ds:#?}"),
     }
@@ -175,7 +179,7 @@ pub fn random_args(
 fn bits(a: &[ArgValue]) -> Vec<(Vec<usize>, Vec<u8>)> {
     a.iter()
         .filter_map(|x| match x {
-            ArgValue::Array(d) => Some((d.shape.clone(), d.elems.to_le_bytes())),
+            ArgValue::Array(d) => Some((d.shape.clone(), canon(&d.elems))),
             _ => None,
         })
         .collect()
@@ -189,11 +193,42 @@ fn scalar_bits(s: Option<Scalar>) -> Option<(ScalarTy, u64)> {
                 Scalar::Bool(b) => b as u64,
                 Scalar::I32(v) => v as u32 as u64,
                 Scalar::I64(v) => v as u64,
+                Scalar::F32(v) if v.is_nan() => u64::MAX,
+                Scalar::F64(v) if v.is_nan() => u64::MAX,
                 Scalar::F32(v) => v.to_bits() as u64,
                 Scalar::F64(v) => v.to_bits(),
             },
         )
     })
+}
+
+/// Array bytes with every NaN canonicalised: LLVM does not preserve NaN sign/payload bits
+/// (e.g. it rewrites `-x + y` as `y - x`), so NaNs compare equal to NaNs; everything else
+/// is compared bit for bit.
+fn canon(e: &ArrayElems) -> Vec<u8> {
+    match e {
+        ArrayElems::F32(v) => v
+            .iter()
+            .flat_map(|x| {
+                if x.is_nan() {
+                    [0xff; 4]
+                } else {
+                    x.to_le_bytes()
+                }
+            })
+            .collect(),
+        ArrayElems::F64(v) => v
+            .iter()
+            .flat_map(|x| {
+                if x.is_nan() {
+                    [0xff; 8]
+                } else {
+                    x.to_le_bytes()
+                }
+            })
+            .collect(),
+        e => e.to_le_bytes(),
+    }
 }
 
 /// Runs both back ends on copies of `args` and asserts identical outcomes; returns it.
@@ -290,4 +325,15 @@ pub fn sl(v: i64) -> ArgValue {
 }
 pub fn sd(v: f64) -> ArgValue {
     ArgValue::Scalar(Scalar::F64(v))
+}
+
+/// Runs `f` on a thread with a large stack (the debug-build interpreter needs several
+/// kilobytes of native stack per TIR call level).
+pub fn big_stack<F: FnOnce() + Send + 'static>(f: F) {
+    std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
 }
