@@ -636,12 +636,12 @@ impl<'ctx> Gen<'ctx, '_> {
             (field::SITE, self.i64c(site as i64)),
             (field::RANK, self.i64c(ext.len() as i64)),
         ];
-        for d in 0..ext.len() {
+        for (d, n) in ext.iter().enumerate() {
             stores.push((
                 field::V1 + d as u64,
                 idx.get(d).copied().unwrap_or(self.i64c(0)),
             ));
-            stores.push((field::V2 + d as u64, ext[d]));
+            stores.push((field::V2 + d as u64, *n));
         }
         self.guard(fs, fail.unwrap(), &stores)
     }

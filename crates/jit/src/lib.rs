@@ -308,6 +308,7 @@ impl Compiled {
     /// # Panics
     /// If the number of arguments is wrong or an array argument's element type differs from
     /// the parameter's (both are caller errors, as for the interpreter).
+    #[allow(clippy::result_large_err)] // the interpreter's signature, on purpose
     pub fn call(
         &self,
         func: FuncId,

@@ -1,5 +1,5 @@
 //! Shared oracle helpers: run the interpreter and the JIT on the same inputs and compare.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::result_large_err)]
 
 use std::collections::HashMap;
 use tessera_interp::Limits;
