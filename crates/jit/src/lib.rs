@@ -127,6 +127,7 @@ pub struct Compiled {
     entries: Vec<usize>,
     entry_sites: Vec<u64>,
     sigs: Vec<Sig>,
+    names: Vec<String>,
     sites: Vec<codegen::Site>,
     ir: String,
     cpu: String,
@@ -247,6 +248,7 @@ impl Compiled {
             entries: b.entries,
             entry_sites: b.entry_sites,
             sigs,
+            names: prog.functions.iter().map(|f| f.name.clone()).collect(),
             sites: b.sites,
             ir: b.ir,
             cpu: b.cpu,
@@ -267,33 +269,41 @@ impl Compiled {
         let features = TargetMachine::get_host_cpu_features().to_string();
         let key = (fnv1a(source.as_bytes()), format!("{opts:?}"), cpu, features);
         let cache = CACHE.get_or_init(Default::default);
-        let prog = tessera_sema::compile_source(source, &HashMap::new()).map_err(|ds| {
-            JitError::Frontend(
-                ds.iter()
-                    .map(|d| format!("{d:?}"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            )
-        });
-        if let Some((src, c)) = cache.lock().unwrap().get(&key) {
-            if src == source {
-                let prog = prog?;
-                if prog.function(entry).is_none() {
-                    return Err(JitError::NoSuchFunction(entry.to_string()));
-                }
-                return Ok(c.clone());
+        let hit = match cache.lock().unwrap().get(&key) {
+            Some((src, c)) if src == source => Some(c.clone()),
+            _ => None,
+        };
+        let c = match hit {
+            Some(c) => c,
+            None => {
+                let prog = tessera_sema::compile_source(source, &HashMap::new()).map_err(|ds| {
+                    JitError::Frontend(
+                        ds.iter()
+                            .map(|d| format!("{d:?}"))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    )
+                })?;
+                let c = Arc::new(Compiled::compile(&prog, opts)?);
+                cache
+                    .lock()
+                    .unwrap()
+                    .insert(key, (source.to_string(), c.clone()));
+                c
             }
-        }
-        let prog = prog?;
-        if prog.function(entry).is_none() {
+        };
+        if c.func_id(entry).is_none() {
             return Err(JitError::NoSuchFunction(entry.to_string()));
         }
-        let c = Arc::new(Compiled::compile(&prog, opts)?);
-        cache
-            .lock()
-            .unwrap()
-            .insert(key, (source.to_string(), c.clone()));
         Ok(c)
+    }
+
+    /// The id of the function called `name`, if the program has one.
+    pub fn func_id(&self, name: &str) -> Option<FuncId> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| FuncId(i as u32))
     }
 
     /// The options this program was compiled with.

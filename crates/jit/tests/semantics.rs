@@ -716,3 +716,29 @@ fn api_ir_asm_cache_and_options() {
         Some(Scalar::F64(6.0))
     );
 }
+
+#[test]
+fn compiled_is_send_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<tessera_jit::Compiled>();
+    let p = prog("int f(int a) { return a; }");
+    let j = tessera_jit::Compiled::compile(&p, &Default::default()).unwrap();
+    assert_eq!(j.func_id("f"), Some(FuncId(0)));
+    assert_eq!(j.func_id("g"), None);
+}
+
+#[test]
+fn deep_recursion_default_limit() {
+    // JIT frames are small: the default depth limit (10 000) fits a test thread's stack.
+    // (The debug-build interpreter needs a much larger stack for this, so the expected
+    // values are written out: depth n+1 is reached by down(n).)
+    let p = prog("int down(int n) { if (n == 0) return 0; return 1 + down(n - 1); }");
+    let j = tessera_jit::Compiled::compile(&p, &Default::default()).unwrap();
+    assert_eq!(
+        j.call(FuncId(0), &mut [si(9_999)]).unwrap(),
+        Some(Scalar::I32(9_999))
+    );
+    let e = j.call(FuncId(0), &mut [si(10_000)]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::StackOverflow { limit: 10_000 });
+    assert_eq!(e.function, "down");
+}
