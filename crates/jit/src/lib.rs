@@ -1,0 +1,513 @@
+//! Tessera's native back end: lowers the typed IR (TIR) to LLVM IR, optimises it with the
+//! O3 pipeline for the host CPU, and JIT-compiles it.
+//!
+//! The compiled code has exactly the semantics of the reference interpreter
+//! (`tessera-interp`): same results bit for bit (math builtins call the same C library
+//! functions) and the same [`RuntimeError`]s (kind, function, location, index vectors and
+//! shapes), including the resource limits of [`Limits`].
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use tessera_ir::{ArgValue, ArrayData, ArrayElems, Scalar};
+//! use tessera_jit::{Compiled, Options};
+//!
+//! let src = "double dot(int n, double x[n], double y[n]) {
+//!     double s = 0;
+//!     for (int i = 0; i < n; i++) s += x[i] * y[i];
+//!     return s;
+//! }";
+//! let prog = tessera_sema::compile_source(src, &HashMap::new()).unwrap();
+//! let jit = Compiled::compile(&prog, &Options::default()).unwrap();
+//! let (fid, _) = prog.function("dot").unwrap();
+//! let v = |e: Vec<f64>| ArgValue::Array(ArrayData { shape: vec![e.len()], elems: ArrayElems::F64(e) });
+//! let mut args = vec![ArgValue::Scalar(Scalar::I32(3)), v(vec![1.0, 2.0, 3.0]), v(vec![4.0, 5.0, 6.0])];
+//! assert_eq!(jit.call(fid, &mut args).unwrap(), Some(Scalar::F64(32.0)));
+//!
+//! // Errors are those of the interpreter.
+//! let mut bad = vec![ArgValue::Scalar(Scalar::I32(4)), v(vec![1.0; 4]), v(vec![1.0; 3])];
+//! let err = jit.call(fid, &mut bad).unwrap_err();
+//! assert_eq!(err, tessera_interp::call(&prog, fid, &mut bad, Default::default()).unwrap_err());
+//! ```
+//!
+//! # Guards
+//!
+//! Every array access, every sub-array argument, every integer division/remainder and every
+//! shift is checked inline; the failing branch is marked cold with branch weights so that
+//! the hot path is a compare and a not-taken branch, and LLVM is free to hoist or merge
+//! checks it can prove redundant. `Options::guards = false` removes these checks (bounds,
+//! division by zero, shift count). **That is unsafe**: an out-of-bounds index then reads or
+//! writes arbitrary memory and a division by zero is undefined behaviour; it exists only to
+//! measure the cost of the guards. Call-depth, step, arena and shape checks stay.
+//!
+//! # Stack use
+//!
+//! Recursion runs on the calling thread's native stack; frames are small (scalars live in
+//! registers, local arrays in a heap arena), but a `max_call_depth` in the tens of thousands
+//! needs a thread with a correspondingly large stack.
+
+#![warn(missing_docs)]
+
+mod codegen;
+mod rt;
+
+use inkwell::context::Context;
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine,
+};
+use inkwell::OptimizationLevel;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+use tessera_ir::*;
+
+pub use tessera_interp::Limits;
+
+/// Compilation options.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Allow reassociation and contraction (FMA) of floating-point operations. Results may
+    /// then differ from the interpreter's. Default `false`.
+    pub fast_math: bool,
+    /// Check array bounds, division by zero and shift counts (default `true`). `false` is
+    /// unsafe and meant for measurement only; see the crate documentation.
+    pub guards: bool,
+    /// Resource limits, compiled into the code.
+    pub limits: Limits,
+    /// LLVM optimisation level 0..=3 (default 3); values above 3 mean 3.
+    pub opt_level: u8,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            fast_math: false,
+            guards: true,
+            limits: Limits::default(),
+            opt_level: 3,
+        }
+    }
+}
+
+/// A failure to compile.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    /// LLVM reported an error (verification, optimisation, code generation, JIT).
+    #[error("LLVM error: {0}")]
+    Llvm(String),
+    /// The program uses something the back end does not support.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The source text did not compile (from [`Compiled::cached`]).
+    #[error("front end: {0}")]
+    Frontend(String),
+    /// The requested entry function does not exist.
+    #[error("no function named `{0}`")]
+    NoSuchFunction(String),
+}
+
+#[derive(Clone, Debug)]
+enum ParamSig {
+    Scalar(ScalarTy),
+    Array { elem: ScalarTy, rank: usize },
+}
+
+#[derive(Clone, Debug)]
+struct Sig {
+    params: Vec<ParamSig>,
+    ret: Option<ScalarTy>,
+}
+
+/// A JIT-compiled program. `Send + Sync`: any number of threads may [`call`](Self::call)
+/// it at once (every call has its own context and arena).
+pub struct Compiled {
+    _llvm: rt::LlvmBox,
+    entries: Vec<usize>,
+    entry_sites: Vec<u64>,
+    sigs: Vec<Sig>,
+    names: Vec<String>,
+    sites: Vec<codegen::Site>,
+    ir: String,
+    cpu: String,
+    features: String,
+    compile_ms: f64,
+    opts: Options,
+}
+
+fn host_machine(level: OptimizationLevel) -> Result<(TargetMachine, String, String), JitError> {
+    Target::initialize_native(&InitializationConfig::default()).map_err(JitError::Llvm)?;
+    let triple = TargetMachine::get_default_triple();
+    let target = Target::from_triple(&triple).map_err(|e| JitError::Llvm(e.to_string()))?;
+    let cpu = TargetMachine::get_host_cpu_name().to_string();
+    let features = TargetMachine::get_host_cpu_features().to_string();
+    let tm = target
+        .create_target_machine(
+            &triple,
+            &cpu,
+            &features,
+            level,
+            RelocMode::Default,
+            CodeModel::JITDefault,
+        )
+        .ok_or_else(|| JitError::Llvm("cannot create a target machine for the host".into()))?;
+    Ok((tm, cpu, features))
+}
+
+fn opt_level(o: u8) -> OptimizationLevel {
+    match o {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    }
+}
+
+struct Built {
+    entries: Vec<usize>,
+    entry_sites: Vec<u64>,
+    sites: Vec<codegen::Site>,
+    ir: String,
+    cpu: String,
+    features: String,
+}
+
+fn build(
+    cx: &'static Context,
+    prog: &Program,
+    opts: &Options,
+) -> Result<(ExecutionEngine<'static>, Built), JitError> {
+    let level = opt_level(opts.opt_level);
+    let (tm, cpu, features) = host_machine(level)?;
+    let low = codegen::lower(cx, prog, opts, &cpu, &features)?;
+    let m = &low.module;
+    m.set_triple(&tm.get_triple());
+    m.set_data_layout(&tm.get_target_data().get_data_layout());
+    m.verify()
+        .map_err(|e| JitError::Llvm(format!("invalid IR: {e}")))?;
+    let passes = format!("default<O{}>", opts.opt_level.min(3));
+    m.run_passes(&passes, &tm, PassBuilderOptions::create())
+        .map_err(|e| JitError::Llvm(e.to_string()))?;
+    let ir = m.print_to_string().to_string();
+    let ee = m
+        .create_jit_execution_engine(level)
+        .map_err(|e| JitError::Llvm(e.to_string()))?;
+    for (name, addr) in rt::runtime_addrs() {
+        if let Some(f) = m.get_function(name) {
+            ee.add_global_mapping(&f, addr);
+        }
+    }
+    for (name, c) in &low.libm {
+        if let (Some(f), Some(addr)) = (m.get_function(name), rt::libm_addr(c)) {
+            ee.add_global_mapping(&f, addr);
+        }
+    }
+    let mut entries = Vec::new();
+    for i in 0..prog.functions.len() {
+        let a = ee
+            .get_function_address(&format!("tessera_entry{i}"))
+            .map_err(|e| JitError::Llvm(format!("entry of function {i}: {e:?}")))?;
+        entries.push(a);
+    }
+    Ok((
+        ee,
+        Built {
+            entries,
+            entry_sites: low.entry_sites,
+            sites: low.sites,
+            ir,
+            cpu,
+            features,
+        },
+    ))
+}
+
+impl Compiled {
+    /// Compiles every function of `prog`.
+    pub fn compile(prog: &Program, opts: &Options) -> Result<Compiled, JitError> {
+        let t0 = Instant::now();
+        let (llvm, b) = rt::LlvmBox::build(|cx| build(cx, prog, opts))?;
+        let sigs = prog
+            .functions
+            .iter()
+            .map(|f| Sig {
+                params: f
+                    .params
+                    .iter()
+                    .map(|p| match f.var(*p).kind {
+                        VarKind::Scalar(t) => ParamSig::Scalar(t),
+                        VarKind::Array { elem, rank } => ParamSig::Array { elem, rank },
+                    })
+                    .collect(),
+                ret: f.ret,
+            })
+            .collect();
+        Ok(Compiled {
+            _llvm: llvm,
+            entries: b.entries,
+            entry_sites: b.entry_sites,
+            sigs,
+            names: prog.functions.iter().map(|f| f.name.clone()).collect(),
+            sites: b.sites,
+            ir: b.ir,
+            cpu: b.cpu,
+            features: b.features,
+            compile_ms: t0.elapsed().as_secs_f64() * 1e3,
+            opts: *opts,
+        })
+    }
+
+    /// Compiles `source` (with no `-D` overrides) through a process-wide cache keyed by the
+    /// source text's hash, the options and the host CPU name and features. `entry` must name
+    /// a function of the program; the whole program is compiled.
+    pub fn cached(source: &str, entry: &str, opts: &Options) -> Result<Arc<Compiled>, JitError> {
+        type Key = (u64, String, String, String);
+        type Cache = Mutex<HashMap<Key, (String, Arc<Compiled>)>>;
+        static CACHE: OnceLock<Cache> = OnceLock::new();
+        let cpu = TargetMachine::get_host_cpu_name().to_string();
+        let features = TargetMachine::get_host_cpu_features().to_string();
+        let key = (fnv1a(source.as_bytes()), format!("{opts:?}"), cpu, features);
+        let cache = CACHE.get_or_init(Default::default);
+        let hit = match cache.lock().unwrap().get(&key) {
+            Some((src, c)) if src == source => Some(c.clone()),
+            _ => None,
+        };
+        let c = match hit {
+            Some(c) => c,
+            None => {
+                let prog = tessera_sema::compile_source(source, &HashMap::new()).map_err(|ds| {
+                    JitError::Frontend(
+                        ds.iter()
+                            .map(|d| format!("{d:?}"))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    )
+                })?;
+                let c = Arc::new(Compiled::compile(&prog, opts)?);
+                cache
+                    .lock()
+                    .unwrap()
+                    .insert(key, (source.to_string(), c.clone()));
+                c
+            }
+        };
+        if c.func_id(entry).is_none() {
+            return Err(JitError::NoSuchFunction(entry.to_string()));
+        }
+        Ok(c)
+    }
+
+    /// The id of the function called `name`, if the program has one.
+    pub fn func_id(&self, name: &str) -> Option<FuncId> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| FuncId(i as u32))
+    }
+
+    /// The options this program was compiled with.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// Calls `func` with `args` (one per parameter, in order); arrays are modified in place.
+    /// Same contract as `tessera_interp::call` with the limits of [`Options::limits`],
+    /// including the entry check that every array's shape equals its declared shape.
+    ///
+    /// # Panics
+    /// If the number of arguments is wrong or an array argument's element type differs from
+    /// the parameter's (both are caller errors, as for the interpreter).
+    #[allow(clippy::result_large_err)] // the interpreter's signature, on purpose
+    pub fn call(
+        &self,
+        func: FuncId,
+        args: &mut [ArgValue],
+    ) -> Result<Option<Scalar>, RuntimeError> {
+        let sig = &self.sigs[func.0 as usize];
+        assert_eq!(
+            args.len(),
+            sig.params.len(),
+            "argument count checked by the caller"
+        );
+        let mut slots: Vec<u64> = Vec::new();
+        for (p, a) in sig.params.iter().zip(args.iter_mut()) {
+            match (p, a) {
+                (ParamSig::Scalar(t), ArgValue::Scalar(s)) => {
+                    slots.push(scalar_bits(s.convert(*t)))
+                }
+                (ParamSig::Scalar(t), ArgValue::Array(_)) => {
+                    // The interpreter leaves such a parameter at zero.
+                    slots.push(scalar_bits(Scalar::I32(0).convert(*t)))
+                }
+                (ParamSig::Array { elem, rank }, ArgValue::Array(d)) => {
+                    assert_eq!(
+                        d.elems.ty(),
+                        *elem,
+                        "array argument of element type {} for a parameter of type {elem}",
+                        d.elems.ty()
+                    );
+                    slots.push(elems_ptr(&mut d.elems) as u64);
+                    if d.shape.len() == *rank {
+                        slots.extend(d.shape.iter().map(|&x| x as u64));
+                    } else {
+                        // Rank mismatch: extents that never match a declared shape; the
+                        // real shape is put back into the error below.
+                        slots.extend(std::iter::repeat_n(i64::MIN as u64, *rank));
+                    }
+                }
+                (ParamSig::Array { rank, .. }, ArgValue::Scalar(_)) => {
+                    slots.push(8);
+                    slots.extend(std::iter::repeat_n(i64::MIN as u64, *rank));
+                }
+            }
+        }
+        let mut arena = rt::Arena::new(self.opts.limits.arena_bytes);
+        let mut ctx = rt::Ctx::new(&mut arena);
+        let mut ret = 0u64;
+        // SAFETY: the entry address belongs to `self._llvm`, alive for this call, and the
+        // slots were laid out from the function's signature above (see `rt`).
+        unsafe {
+            rt::call_entry(
+                self.entries[func.0 as usize],
+                &mut ctx,
+                &mut slots,
+                &mut ret,
+            )
+        };
+        if ctx.err != 0 {
+            return Err(self.decode(&ctx, func, args));
+        }
+        Ok(sig.ret.map(|t| bits_scalar(ret, t)))
+    }
+
+    fn decode(&self, ctx: &rt::Ctx, func: FuncId, args: &[ArgValue]) -> RuntimeError {
+        use codegen::SiteKind as K;
+        let site = &self.sites[ctx.site as usize];
+        let n = (ctx.rank as usize).min(rt::MAX_RANK);
+        let v1 = ctx.v1[..n].to_vec();
+        let v2 = ctx.v2[..n].to_vec();
+        let kind = match &site.kind {
+            K::Oob { array } => {
+                let dim = v1
+                    .iter()
+                    .zip(&v2)
+                    .position(|(&i, &s)| i < 0 || i >= s)
+                    .unwrap_or(0);
+                ErrorKind::IndexOutOfBounds {
+                    array: array.clone(),
+                    index: v1,
+                    shape: v2,
+                    dim,
+                }
+            }
+            K::DivZero => ErrorKind::DivisionByZero,
+            K::Shift { width } => ErrorKind::InvalidShift {
+                count: ctx.a,
+                width: *width,
+            },
+            K::Alloc { array } => {
+                if ctx.err == rt::code::BAD_EXTENT {
+                    ErrorKind::BadExtent {
+                        array: array.clone(),
+                        shape: v1,
+                    }
+                } else {
+                    ErrorKind::OutOfMemory {
+                        requested: ctx.a as u64,
+                        limit: self.opts.limits.arena_bytes,
+                    }
+                }
+            }
+            K::Shape { param, callee } => {
+                let base = self.entry_sites[func.0 as usize];
+                let k = (ctx.site as u64).wrapping_sub(base) as usize;
+                let mut given = v1;
+                if k < args.len() && ctx.site as u64 >= base {
+                    // An entry check: report the shape actually passed.
+                    given = match &args[k] {
+                        ArgValue::Array(d) => d.shape.iter().map(|&x| x as i64).collect(),
+                        ArgValue::Scalar(_) => vec![],
+                    };
+                }
+                ErrorKind::ShapeMismatch {
+                    param: param.clone(),
+                    function: callee.clone(),
+                    given,
+                    declared: v2,
+                }
+            }
+            K::MissingReturn => ErrorKind::MissingReturn {
+                function: site.func.clone(),
+            },
+            K::StackOverflow => ErrorKind::StackOverflow {
+                limit: self.opts.limits.max_call_depth,
+            },
+            K::Cancelled => ErrorKind::Cancelled,
+        };
+        RuntimeError {
+            kind,
+            function: site.func.clone(),
+            loc: site.loc,
+        }
+    }
+
+    /// The optimised LLVM IR of the whole program.
+    pub fn llvm_ir(&self) -> String {
+        self.ir.clone()
+    }
+
+    /// The host assembly of the optimised program (compiled afresh from the IR).
+    pub fn asm(&self) -> Result<String, JitError> {
+        let cx = Context::create();
+        let buf = MemoryBuffer::create_from_memory_range_copy(self.ir.as_bytes(), "tessera");
+        let m = cx
+            .create_module_from_ir(buf)
+            .map_err(|e| JitError::Llvm(e.to_string()))?;
+        let (tm, _, _) = host_machine(opt_level(self.opts.opt_level))?;
+        let out = tm
+            .write_to_memory_buffer(&m, FileType::Assembly)
+            .map_err(|e| JitError::Llvm(e.to_string()))?;
+        Ok(String::from_utf8_lossy(out.as_slice()).into_owned())
+    }
+
+    /// Wall-clock milliseconds the compilation took (lowering, O3, machine code).
+    pub fn compile_ms(&self) -> f64 {
+        self.compile_ms
+    }
+
+    /// The host CPU name and feature string the code was compiled for.
+    pub fn host(&self) -> (&str, &str) {
+        (&self.cpu, &self.features)
+    }
+}
+
+fn elems_ptr(e: &mut ArrayElems) -> *mut u8 {
+    match e {
+        ArrayElems::Bool(v) => v.as_mut_ptr() as *mut u8,
+        ArrayElems::I32(v) => v.as_mut_ptr() as *mut u8,
+        ArrayElems::I64(v) => v.as_mut_ptr() as *mut u8,
+        ArrayElems::F32(v) => v.as_mut_ptr() as *mut u8,
+        ArrayElems::F64(v) => v.as_mut_ptr() as *mut u8,
+    }
+}
+
+fn scalar_bits(s: Scalar) -> u64 {
+    match s {
+        Scalar::Bool(b) => b as u64,
+        Scalar::I32(v) => v as u32 as u64,
+        Scalar::I64(v) => v as u64,
+        Scalar::F32(v) => v.to_bits() as u64,
+        Scalar::F64(v) => v.to_bits(),
+    }
+}
+
+fn bits_scalar(b: u64, t: ScalarTy) -> Scalar {
+    match t {
+        ScalarTy::Bool => Scalar::Bool(b & 0xff != 0),
+        ScalarTy::I32 => Scalar::I32(b as u32 as i32),
+        ScalarTy::I64 => Scalar::I64(b as i64),
+        ScalarTy::F32 => Scalar::F32(f32::from_bits(b as u32)),
+        ScalarTy::F64 => Scalar::F64(f64::from_bits(b)),
+    }
+}
