@@ -48,7 +48,13 @@
 #![warn(missing_docs)]
 
 mod codegen;
+mod kernel;
 mod rt;
+
+pub use kernel::{Args, CallError, CompileError, Element, IntoScalar, Kernel, KernelBuilder};
+/// The `ndarray` version [`Args::array_nd`] takes views of.
+pub use ndarray;
+pub use tessera_ir::{ErrorKind, Loc, RuntimeError, Scalar, ScalarTy};
 
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
@@ -58,7 +64,7 @@ use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine,
 };
 use inkwell::OptimizationLevel;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use tessera_ir::*;
@@ -106,6 +112,16 @@ pub enum JitError {
     /// The requested entry function does not exist.
     #[error("no function named `{0}`")]
     NoSuchFunction(String),
+}
+
+/// An argument of [`Compiled::call_raw`]: a scalar, or an array's data pointer and shape.
+pub(crate) enum RawArg {
+    Scalar(Scalar),
+    Array {
+        elem: ScalarTy,
+        ptr: *mut u8,
+        shape: Vec<usize>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -258,40 +274,19 @@ impl Compiled {
         })
     }
 
-    /// Compiles `source` (with no `-D` overrides) through a process-wide cache keyed by the
-    /// source text's hash, the options and the host CPU name and features. `entry` must name
-    /// a function of the program; the whole program is compiled.
+    /// Compiles `source` (with no `-D` overrides) through the process-wide cache that
+    /// [`Kernel::compile`] also uses, keyed by the source text, the overrides, the options
+    /// and the host CPU name and features. `entry` must name a function of the program; the
+    /// whole program is compiled (so every entry of one source shares the compiled code).
+    /// Front-end errors are rendered with the file name `<source>`.
     pub fn cached(source: &str, entry: &str, opts: &Options) -> Result<Arc<Compiled>, JitError> {
-        type Key = (u64, String, String, String);
-        type Cache = Mutex<HashMap<Key, (String, Arc<Compiled>)>>;
-        static CACHE: OnceLock<Cache> = OnceLock::new();
-        let cpu = TargetMachine::get_host_cpu_name().to_string();
-        let features = TargetMachine::get_host_cpu_features().to_string();
-        let key = (fnv1a(source.as_bytes()), format!("{opts:?}"), cpu, features);
-        let cache = CACHE.get_or_init(Default::default);
-        let hit = match cache.lock().unwrap().get(&key) {
-            Some((src, c)) if src == source => Some(c.clone()),
-            _ => None,
-        };
-        let c = match hit {
-            Some(c) => c,
-            None => {
-                let prog = tessera_sema::compile_source(source, &HashMap::new()).map_err(|ds| {
-                    JitError::Frontend(
-                        ds.iter()
-                            .map(|d| format!("{d:?}"))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    )
-                })?;
-                let c = Arc::new(Compiled::compile(&prog, opts)?);
-                cache
-                    .lock()
-                    .unwrap()
-                    .insert(key, (source.to_string(), c.clone()));
-                c
-            }
-        };
+        let (_, c) = cached_program(source, &BTreeMap::new(), opts).map_err(|e| match e {
+            CacheError::Frontend(ds) => JitError::Frontend(tessera_syntax::diag::render_all(
+                &tessera_syntax::SourceFile::new("<source>", source),
+                &ds,
+            )),
+            CacheError::Jit(e) => e,
+        })?;
         if c.func_id(entry).is_none() {
             return Err(JitError::NoSuchFunction(entry.to_string()));
         }
@@ -324,6 +319,31 @@ impl Compiled {
         func: FuncId,
         args: &mut [ArgValue],
     ) -> Result<Option<Scalar>, RuntimeError> {
+        let raw: Vec<RawArg> = args
+            .iter_mut()
+            .map(|a| match a {
+                ArgValue::Scalar(s) => RawArg::Scalar(*s),
+                ArgValue::Array(d) => RawArg::Array {
+                    elem: d.elems.ty(),
+                    ptr: elems_ptr(&mut d.elems),
+                    shape: d.shape.clone(),
+                },
+            })
+            .collect();
+        self.call_raw(func, &raw)
+    }
+
+    /// The zero-copy core of [`call`](Self::call): array arguments are data pointers plus
+    /// shapes. Every pointer must be valid for reads and writes of the product of its shape
+    /// elements of its element type, and exclusively borrowed by the caller for the call;
+    /// the safe callers (`call`, [`Kernel::call`]) derive them from `&mut` borrows that
+    /// outlive the call.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn call_raw(
+        &self,
+        func: FuncId,
+        args: &[RawArg],
+    ) -> Result<Option<Scalar>, RuntimeError> {
         let sig = &self.sigs[func.0 as usize];
         assert_eq!(
             args.len(),
@@ -331,32 +351,28 @@ impl Compiled {
             "argument count checked by the caller"
         );
         let mut slots: Vec<u64> = Vec::new();
-        for (p, a) in sig.params.iter().zip(args.iter_mut()) {
+        for (p, a) in sig.params.iter().zip(args.iter()) {
             match (p, a) {
-                (ParamSig::Scalar(t), ArgValue::Scalar(s)) => {
-                    slots.push(scalar_bits(s.convert(*t)))
-                }
-                (ParamSig::Scalar(t), ArgValue::Array(_)) => {
+                (ParamSig::Scalar(t), RawArg::Scalar(s)) => slots.push(scalar_bits(s.convert(*t))),
+                (ParamSig::Scalar(t), RawArg::Array { .. }) => {
                     // The interpreter leaves such a parameter at zero.
                     slots.push(scalar_bits(Scalar::I32(0).convert(*t)))
                 }
-                (ParamSig::Array { elem, rank }, ArgValue::Array(d)) => {
+                (ParamSig::Array { elem: pe, rank }, RawArg::Array { elem, ptr, shape }) => {
                     assert_eq!(
-                        d.elems.ty(),
-                        *elem,
-                        "array argument of element type {} for a parameter of type {elem}",
-                        d.elems.ty()
+                        elem, pe,
+                        "array argument of element type {elem} for a parameter of type {pe}"
                     );
-                    slots.push(elems_ptr(&mut d.elems) as u64);
-                    if d.shape.len() == *rank {
-                        slots.extend(d.shape.iter().map(|&x| x as u64));
+                    slots.push(*ptr as u64);
+                    if shape.len() == *rank {
+                        slots.extend(shape.iter().map(|&x| x as u64));
                     } else {
                         // Rank mismatch: extents that never match a declared shape; the
                         // real shape is put back into the error below.
                         slots.extend(std::iter::repeat_n(i64::MIN as u64, *rank));
                     }
                 }
-                (ParamSig::Array { rank, .. }, ArgValue::Scalar(_)) => {
+                (ParamSig::Array { rank, .. }, RawArg::Scalar(_)) => {
                     slots.push(8);
                     slots.extend(std::iter::repeat_n(i64::MIN as u64, *rank));
                 }
@@ -366,7 +382,8 @@ impl Compiled {
         let mut ctx = rt::Ctx::new(&mut arena);
         let mut ret = 0u64;
         // SAFETY: the entry address belongs to `self._llvm`, alive for this call, and the
-        // slots were laid out from the function's signature above (see `rt`).
+        // slots were laid out from the function's signature above (see `rt`); the array
+        // pointers are valid for their shapes (this function's contract).
         unsafe {
             rt::call_entry(
                 self.entries[func.0 as usize],
@@ -381,7 +398,7 @@ impl Compiled {
         Ok(sig.ret.map(|t| bits_scalar(ret, t)))
     }
 
-    fn decode(&self, ctx: &rt::Ctx, func: FuncId, args: &[ArgValue]) -> RuntimeError {
+    fn decode(&self, ctx: &rt::Ctx, func: FuncId, args: &[RawArg]) -> RuntimeError {
         use codegen::SiteKind as K;
         let site = &self.sites[ctx.site as usize];
         let n = (ctx.rank as usize).min(rt::MAX_RANK);
@@ -426,8 +443,8 @@ impl Compiled {
                 if k < args.len() && ctx.site as u64 >= base {
                     // An entry check: report the shape actually passed.
                     given = match &args[k] {
-                        ArgValue::Array(d) => d.shape.iter().map(|&x| x as i64).collect(),
-                        ArgValue::Scalar(_) => vec![],
+                        RawArg::Array { shape, .. } => shape.iter().map(|&x| x as i64).collect(),
+                        RawArg::Scalar(_) => vec![],
                     };
                 }
                 ErrorKind::ShapeMismatch {
@@ -480,6 +497,58 @@ impl Compiled {
     pub fn host(&self) -> (&str, &str) {
         (&self.cpu, &self.features)
     }
+}
+
+pub(crate) enum CacheError {
+    Frontend(Vec<tessera_syntax::Diagnostic>),
+    Jit(JitError),
+}
+
+type CacheKey = (u64, Vec<(String, String)>, String, String, String);
+type CacheVal = (String, Arc<Program>, Arc<Compiled>);
+
+/// The process-wide compile cache: source (its hash, and the text itself to rule out
+/// collisions), `-D` overrides, options, host CPU name and features → the checked program
+/// and its compiled code. Failures are not cached. The lock is not held while compiling; if
+/// two threads compile the same key at once, both get the entry inserted first.
+pub(crate) fn cached_program(
+    source: &str,
+    defines: &BTreeMap<String, String>,
+    opts: &Options,
+) -> Result<(Arc<Program>, Arc<Compiled>), CacheError> {
+    static CACHE: OnceLock<Mutex<HashMap<CacheKey, CacheVal>>> = OnceLock::new();
+    let cpu = TargetMachine::get_host_cpu_name().to_string();
+    let features = TargetMachine::get_host_cpu_features().to_string();
+    let key = (
+        fnv1a(source.as_bytes()),
+        defines
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        format!("{opts:?}"),
+        cpu,
+        features,
+    );
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some((src, p, c)) = cache.lock().unwrap().get(&key) {
+        if src == source {
+            return Ok((p.clone(), c.clone()));
+        }
+    }
+    let overrides: HashMap<String, String> = defines.clone().into_iter().collect();
+    let prog =
+        Arc::new(tessera_sema::compile_source(source, &overrides).map_err(CacheError::Frontend)?);
+    let c = Arc::new(Compiled::compile(&prog, opts).map_err(CacheError::Jit)?);
+    let mut map = cache.lock().unwrap();
+    let e = map
+        .entry(key)
+        .and_modify(|e| {
+            if e.0 != source {
+                *e = (source.to_string(), prog.clone(), c.clone());
+            }
+        })
+        .or_insert_with(|| (source.to_string(), prog, c));
+    Ok((e.1.clone(), e.2.clone()))
 }
 
 fn elems_ptr(e: &mut ArrayElems) -> *mut u8 {
