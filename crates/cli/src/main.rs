@@ -65,13 +65,19 @@ enum Cmd {
         #[arg(long)]
         entry: String,
         /// What to print: `driver` (a C main() that runs the kernel compiled by a C compiler
-        /// on .npy inputs from `run --save-inputs`); `llvm`, `asm`, `c`, `openmp` arrive with
-        /// the native back end and the optimiser.
+        /// on .npy inputs from `run --save-inputs`); `llvm` (optimised LLVM IR), `asm` (host
+        /// assembly); `c`, `openmp` arrive with the optimiser.
         #[arg(long, value_enum)]
         target: EmitTarget,
         /// Bind a #define'd constant: -D N=100 (repeatable).
         #[arg(short = 'D', value_name = "NAME=VALUE")]
         defines: Vec<String>,
+        /// For llvm/asm: allow floating-point reassociation and contraction.
+        #[arg(long)]
+        fast_math: bool,
+        /// For llvm/asm: drop the bounds/division guards (unsafe; to inspect their cost).
+        #[arg(long)]
+        no_guards: bool,
     },
 }
 
@@ -79,9 +85,9 @@ enum Cmd {
 enum EmitTarget {
     /// A C main() driver for the kernel compiled as plain C.
     Driver,
-    /// Optimised LLVM IR (not available yet).
+    /// The optimised LLVM IR of the JIT (whole program).
     Llvm,
-    /// Machine code (not available yet).
+    /// The host machine code of the JIT (whole program).
     Asm,
     /// Optimised C (not available yet).
     C,
@@ -93,7 +99,7 @@ enum EmitTarget {
 enum Mode {
     /// The reference interpreter (the semantic definition).
     Interp,
-    /// Native code through the LLVM JIT (not available yet).
+    /// Native code through the LLVM JIT, for the host CPU, guarded like the interpreter.
     Jit,
     /// Polyhedral optimisation, then the JIT (not available yet).
     Opt,
@@ -134,6 +140,14 @@ struct RunArgs {
     /// non-terminating kernels): --max-steps 1000000.
     #[arg(long)]
     max_steps: Option<u64>,
+    /// jit/opt: allow floating-point reassociation and contraction (FMA); results may then
+    /// differ from the interpreter's in the last bits.
+    #[arg(long)]
+    fast_math: bool,
+    /// jit/opt: compile without bounds, division and shift guards. UNSAFE (an out-of-bounds
+    /// access is then undefined behaviour); exists to measure what the guards cost.
+    #[arg(long)]
+    no_guards: bool,
 }
 
 #[derive(clap::Args)]
@@ -222,9 +236,6 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
             "--mode opt is not available for skel; use interp or jit",
         ));
     }
-    if a.mode == Mode::Jit {
-        return Err(usage("--mode jit is not available yet: the native back end has not landed; use --mode interp"));
-    }
     let defs = parse_defines(&a.defines)?;
     let (src, prog) = load(&a.file, &defs)?;
     let (fid, f) = find_entry(&src, &prog, &a.entry)?;
@@ -278,7 +289,19 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
         threads: a.threads,
     };
     let limits = tessera_interp::Limits::default();
-    let call = |fid: FuncId, args: &mut [ArgValue]| tessera_interp::call(&prog, fid, args, limits);
+    let jit = match a.mode {
+        Mode::Jit => {
+            let j = tessera_jit::Compiled::compile(&prog, &tessera_jit::Options::default())
+                .map_err(|e| internal_or_unsupported(&e))?;
+            println!("compile_ms: {:.3}", j.compile_ms());
+            Some(j)
+        }
+        _ => None,
+    };
+    let call = |fid: FuncId, args: &mut [ArgValue]| match &jit {
+        Some(j) => j.call(fid, args),
+        None => tessera_interp::call(&prog, fid, args, limits),
+    };
     let out = skel::run(&prog, fid, &call, &fixed, &index_params, &plan).map_err(|e| match e {
         Ok(rt) => runtime_failure(&src, &rt),
         Err(m) => Failure {
@@ -300,6 +323,20 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
     }
     println!("time_ms: {:.3}", out.ms);
     Ok(())
+}
+
+/// A back-end failure: unsupported constructs are the user's (exit 1); LLVM errors are ours.
+fn internal_or_unsupported(e: &tessera_jit::JitError) -> Failure {
+    match e {
+        tessera_jit::JitError::Unsupported(_) => Failure {
+            text: format!("error: {e}\n"),
+            code: 1,
+        },
+        _ => Failure {
+            text: format!("error: internal compiler error in the native back end: {e}\n"),
+            code: 3,
+        },
+    }
 }
 
 /// An error of the invocation (exit 2) or of the kernel (exit 1), already rendered.
@@ -377,6 +414,8 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             entry,
             target,
             defines,
+            fast_math,
+            no_guards,
         } => {
             let defs = parse_defines(&defines)?;
             let (src, prog) = load(&file, &defs)?;
@@ -385,6 +424,21 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                 EmitTarget::Driver => {
                     let abs = std::fs::canonicalize(&file).unwrap_or(file.clone());
                     print!("{}", driver::driver(&prog, f, &abs.display().to_string()));
+                    Ok(())
+                }
+                EmitTarget::Llvm | EmitTarget::Asm => {
+                    let opts = tessera_jit::Options {
+                        fast_math,
+                        guards: !no_guards,
+                        ..Default::default()
+                    };
+                    let jit = tessera_jit::Compiled::compile(&prog, &opts)
+                        .map_err(|e| internal_or_unsupported(&e))?;
+                    if target == EmitTarget::Llvm {
+                        print!("{}", jit.llvm_ir());
+                    } else {
+                        print!("{}", jit.asm().map_err(|e| internal_or_unsupported(&e))?);
+                    }
                     Ok(())
                 }
                 other => Err(usage(format!(
@@ -502,11 +556,15 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             }
         },
     };
-    if a.mode != Mode::Interp {
-        let m = format!("{:?}", a.mode).to_lowercase();
-        return Err(usage(format!(
-            "--mode {m} is not available yet: the native back end has not landed; use --mode interp"
-        )));
+    if a.mode == Mode::Opt {
+        return Err(usage(
+            "--mode opt is not available yet: the polyhedral optimiser has not landed; use --mode jit or interp",
+        ));
+    }
+    if a.mode == Mode::Interp && (a.fast_math || a.no_guards) {
+        return Err(usage(
+            "--fast-math and --no-guards apply to --mode jit/opt only",
+        ));
     }
     let _ = a.threads;
     let defs = parse_defines(&a.defines)?;
@@ -640,9 +698,27 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         max_steps: a.max_steps,
         ..Default::default()
     };
-    let t0 = Instant::now();
-    let r = tessera_interp::call(&prog, fid, &mut args, limits);
-    let dt = t0.elapsed();
+    let (r, dt) = match a.mode {
+        Mode::Interp => {
+            let t0 = Instant::now();
+            let r = tessera_interp::call(&prog, fid, &mut args, limits);
+            (r, t0.elapsed())
+        }
+        Mode::Jit | Mode::Opt => {
+            let opts = tessera_jit::Options {
+                fast_math: a.fast_math,
+                guards: !a.no_guards,
+                limits,
+                opt_level: 3,
+            };
+            let jit = tessera_jit::Compiled::compile(&prog, &opts)
+                .map_err(|e| internal_or_unsupported(&e))?;
+            println!("compile_ms: {:.3}", jit.compile_ms());
+            let t0 = Instant::now();
+            let r = jit.call(fid, &mut args);
+            (r, t0.elapsed())
+        }
+    };
     let result = r.map_err(|e| runtime_failure(&src, &e))?;
     report(fid, &prog, &args, result, dt.as_secs_f64() * 1e3);
     if let Some(dir) = &a.out {
