@@ -159,7 +159,8 @@ struct SkelArgs {
     /// `lo, hi` (divconq-thresh --divide halves).
     #[arg(long)]
     entry: String,
-    /// chunk (parMapChunk), stride (parMapStride) or divconq-thresh (parDivconqThresh).
+    /// chunk (parMapChunk), stride (parMapStride), divconq-thresh (parDivconqThresh), or
+    /// rayon (rayon's own par_iter splitting, for comparison).
     #[arg(long, value_enum)]
     skeleton: skel::Skeleton,
     /// The index range `lo..hi` (exclusive): elements for chunk/stride; for divconq-thresh the
@@ -181,6 +182,10 @@ struct SkelArgs {
     /// Bind a scalar parameter of the entry or a #define: -D maxit=1000.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     defines: Vec<String>,
+    /// How to fill array parameters (read-only inputs shared by all tasks): `random`
+    /// (seeded, default seed 1), `random:SEED` or `zeros`.
+    #[arg(long, default_value = "random:1", value_name = "random[:SEED]|zeros")]
+    init: String,
     /// How tasks run the entry: interp (reference interpreter) or jit.
     #[arg(long, value_enum, default_value = "interp")]
     mode: Mode,
@@ -223,7 +228,7 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
         }
         Some((x, y))
     } else {
-        if a.tau.is_none() {
+        if a.tau.is_none() && a.skeleton != skel::Skeleton::Rayon {
             return Err(usage("give a fixed --tau N, or --adaptive"));
         }
         None
@@ -241,13 +246,14 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
     let (fid, f) = find_entry(&src, &prog, &a.entry)?;
     let mut fixed = Vec::new();
     let mut index_params = Vec::new();
+    let mut array_params = Vec::new();
     for (k, p) in f.params.iter().enumerate() {
         let v = f.var(*p);
         if v.is_array() {
-            return Err(usage(format!(
-                "skel runs entries with scalar parameters only; `{}` of `{}` is an array",
-                v.name, f.name
-            )));
+            // Filled below, once the scalars that give its extents are known.
+            fixed.push(ArgValue::Scalar(Scalar::I64(0)));
+            array_params.push(k);
+            continue;
         }
         match defs.iter().find(|(n, _)| *n == v.name) {
             Some((_, val)) => fixed.push(ArgValue::Scalar(
@@ -276,6 +282,63 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
                 "-D {n}: `{}` has no parameter named `{n}` and the file has no #define `{n}`",
                 f.name
             )));
+        }
+    }
+    if !array_params.is_empty() {
+        let seed = match a.init.as_str() {
+            "zeros" => None,
+            "random" => Some(1),
+            x => match x.strip_prefix("random:").map(|y| y.parse::<u64>()) {
+                Some(Ok(s)) => Some(s),
+                _ => {
+                    return Err(usage(format!(
+                        "--init expects `random`, `random:SEED` or `zeros`, got `{x}`"
+                    )))
+                }
+            },
+        };
+        let shapes_at = |index: i64| {
+            let vals: Vec<Option<Scalar>> = fixed
+                .iter()
+                .enumerate()
+                .map(|(k, v)| match v {
+                    _ if array_params.contains(&k) => None,
+                    _ if index_params.contains(&k) => {
+                        Some(Scalar::I64(index).convert(f.var(f.params[k]).scalar_ty()))
+                    }
+                    ArgValue::Scalar(x) => Some(*x),
+                    ArgValue::Array(_) => None,
+                })
+                .collect();
+            tessera_interp::declared_shapes(&prog, fid, &vals)
+        };
+        let shapes = shapes_at(0).map_err(|e| runtime_failure(&src, &e))?;
+        if shapes_at(1).ok().as_ref() != Some(&shapes) {
+            return Err(usage(format!(
+                "the extents of the array parameters of `{}` depend on the element index; skel needs them fixed by -D",
+                f.name
+            )));
+        }
+        for &k in &array_params {
+            let v = f.var(f.params[k]);
+            let shape = shapes[k].clone().unwrap_or_default();
+            if shape.iter().any(|&d| d < 0) {
+                return Err(usage(format!(
+                    "array `{}` would have a negative extent: declared shape {:?} with the given parameters",
+                    v.name, shape
+                )));
+            }
+            let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+            let mut d = ArrayData::zeros(v.scalar_ty(), &shape).ok_or_else(|| {
+                usage(format!(
+                    "array `{}` of shape {:?} is too large to allocate",
+                    v.name, shape
+                ))
+            })?;
+            if let Some(seed) = seed {
+                d.fill_random(seed, &v.name);
+            }
+            fixed[k] = ArgValue::Array(d);
         }
     }
     let plan = skel::Plan {
