@@ -4,7 +4,8 @@ file and the same inputs, side by side, median of N runs, as ratios.
 
 For every example kernel with a `// BENCH:` line (or `--size run` to use the `// RUN:` sizes):
   1. `tessera run --save-inputs` writes the seeded inputs once;
-  2. gcc -O3 -march=native builds the kernel with the generated driver
+  2. gcc -O3 -march=native -ffp-contract=off -fwrapv (the same FP and integer semantics as
+     Tessera without --fast-math, so outputs are comparable bit for bit) builds the kernel with the generated driver
      (`tessera emit --target driver`), run N times on those inputs;
   3. `tessera run --mode jit` (guards on, then --no-guards) N times on the same inputs;
   4. outputs of every run are compared with gcc's (bit for bit without fast-math).
@@ -75,7 +76,7 @@ def main():
             drv = os.path.join(tmp, "driver.c")
             open(drv, "w").write(run([T, "emit", path, "--entry", entry, "--target", "driver"], cwd=ROOT))
             exe = os.path.join(tmp, "gcc-O3")
-            run(["gcc", "-O3", "-march=native", "-fwrapv", "-std=gnu99", "-w", "-include", os.path.join(ROOT, "tests", "gcc-prelude.h"), drv, "-o", exe, "-lm"])
+            run(["gcc", "-O3", "-march=native", "-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", os.path.join(ROOT, "tests", "gcc-prelude.h"), drv, "-o", exe, "-lm"])
             res = {"gcc": [], "jit": [], "jit-noguards": []}
             compile_ms = []
             for r in range(a.runs):

@@ -2,7 +2,12 @@
 # Installs the system packages Tessera needs (Debian 12), if any is missing.
 # Used by `make demo` and by CI (.ci/run). Safe to run repeatedly.
 set -euo pipefail
-PKGS=(build-essential pkg-config)
+# build-essential, pkg-config: gcc (the second oracle, and the C the emitters produce).
+# llvm-19-dev (+ libpolly-19-dev, which llvm-config's cmake files reference; zlib1g-dev,
+# libzstd-dev, libxml2-dev for its link line): the JIT, linked dynamically to libLLVM-19.
+# autoconf automake libtool libgmp-dev: isl, built from source by the isl-rs crate.
+PKGS=(build-essential pkg-config llvm-19-dev libpolly-19-dev zlib1g-dev libzstd-dev libxml2-dev
+  autoconf automake libtool libgmp-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

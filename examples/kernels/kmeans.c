@@ -27,6 +27,13 @@ int nearest(int k, int d, double x[d], double c[k][d])
     return best;
 }
 
+// Per-point task for `tessera skel` (parMapChunk over points; X and C are read-only):
+// the label of point i.
+int classify(int i, int n, int k, int d, double X[n][d], double C[k][d])
+{
+    return nearest(k, d, X[i], C);
+}
+
 void kmeans_step(int n, int k, int d, double X[n][d], double C[k][d],
                  int label[n], double newC[k][d], int count[k])
 {

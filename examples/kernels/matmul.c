@@ -19,6 +19,24 @@ void matmul_row(int n, int i, double A[n][n], double B[n][n], double C[n][n])
     }
 }
 
+// Per-row task for `tessera skel` (parMapChunk over rows; A and B are read-only inputs):
+// row i of A*B, computed into a local array and returned as its sum.
+double matmul_row_sum(int n, int i, double A[n][n], double B[n][n])
+{
+    double c[n];
+    for (int j = 0; j < n; j++)
+        c[j] = 0.0;
+    for (int k = 0; k < n; k++) {
+        double a = A[i][k];
+        for (int j = 0; j < n; j++)
+            c[j] += a * B[k][j];
+    }
+    double s = 0.0;
+    for (int j = 0; j < n; j++)
+        s += c[j];
+    return s;
+}
+
 void matmul(int n, double A[n][n], double B[n][n], double C[n][n])
 {
     for (int i = 0; i < n; i++)

@@ -65,13 +65,19 @@ enum Cmd {
         #[arg(long)]
         entry: String,
         /// What to print: `driver` (a C main() that runs the kernel compiled by a C compiler
-        /// on .npy inputs from `run --save-inputs`); `llvm`, `asm`, `c`, `openmp` arrive with
-        /// the native back end and the optimiser.
+        /// on .npy inputs from `run --save-inputs`); `llvm` (optimised LLVM IR), `asm` (host
+        /// assembly); `c`, `openmp` arrive with the optimiser.
         #[arg(long, value_enum)]
         target: EmitTarget,
         /// Bind a #define'd constant: -D N=100 (repeatable).
         #[arg(short = 'D', value_name = "NAME=VALUE")]
         defines: Vec<String>,
+        /// For llvm/asm: allow floating-point reassociation and contraction.
+        #[arg(long)]
+        fast_math: bool,
+        /// For llvm/asm: drop the bounds/division guards (unsafe; to inspect their cost).
+        #[arg(long)]
+        no_guards: bool,
     },
 }
 
@@ -79,9 +85,9 @@ enum Cmd {
 enum EmitTarget {
     /// A C main() driver for the kernel compiled as plain C.
     Driver,
-    /// Optimised LLVM IR (not available yet).
+    /// The optimised LLVM IR of the JIT (whole program).
     Llvm,
-    /// Machine code (not available yet).
+    /// The host machine code of the JIT (whole program).
     Asm,
     /// Optimised C (not available yet).
     C,
@@ -93,7 +99,7 @@ enum EmitTarget {
 enum Mode {
     /// The reference interpreter (the semantic definition).
     Interp,
-    /// Native code through the LLVM JIT (not available yet).
+    /// Native code through the LLVM JIT, for the host CPU, guarded like the interpreter.
     Jit,
     /// Polyhedral optimisation, then the JIT (not available yet).
     Opt,
@@ -134,6 +140,14 @@ struct RunArgs {
     /// non-terminating kernels): --max-steps 1000000.
     #[arg(long)]
     max_steps: Option<u64>,
+    /// jit/opt: allow floating-point reassociation and contraction (FMA); results may then
+    /// differ from the interpreter's in the last bits.
+    #[arg(long)]
+    fast_math: bool,
+    /// jit/opt: compile without bounds, division and shift guards. UNSAFE (an out-of-bounds
+    /// access is then undefined behaviour); exists to measure what the guards cost.
+    #[arg(long)]
+    no_guards: bool,
 }
 
 #[derive(clap::Args)]
@@ -145,7 +159,8 @@ struct SkelArgs {
     /// `lo, hi` (divconq-thresh --divide halves).
     #[arg(long)]
     entry: String,
-    /// chunk (parMapChunk), stride (parMapStride) or divconq-thresh (parDivconqThresh).
+    /// chunk (parMapChunk), stride (parMapStride), divconq-thresh (parDivconqThresh), or
+    /// rayon (rayon's own par_iter splitting, for comparison).
     #[arg(long, value_enum)]
     skeleton: skel::Skeleton,
     /// The index range `lo..hi` (exclusive): elements for chunk/stride; for divconq-thresh the
@@ -167,6 +182,10 @@ struct SkelArgs {
     /// Bind a scalar parameter of the entry or a #define: -D maxit=1000.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     defines: Vec<String>,
+    /// How to fill array parameters (read-only inputs shared by all tasks): `random`
+    /// (seeded, default seed 1), `random:SEED` or `zeros`.
+    #[arg(long, default_value = "random:1", value_name = "random[:SEED]|zeros")]
+    init: String,
     /// How tasks run the entry: interp (reference interpreter) or jit.
     #[arg(long, value_enum, default_value = "interp")]
     mode: Mode,
@@ -209,7 +228,7 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
         }
         Some((x, y))
     } else {
-        if a.tau.is_none() {
+        if a.tau.is_none() && a.skeleton != skel::Skeleton::Rayon {
             return Err(usage("give a fixed --tau N, or --adaptive"));
         }
         None
@@ -222,21 +241,19 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
             "--mode opt is not available for skel; use interp or jit",
         ));
     }
-    if a.mode == Mode::Jit {
-        return Err(usage("--mode jit is not available yet: the native back end has not landed; use --mode interp"));
-    }
     let defs = parse_defines(&a.defines)?;
     let (src, prog) = load(&a.file, &defs)?;
     let (fid, f) = find_entry(&src, &prog, &a.entry)?;
     let mut fixed = Vec::new();
     let mut index_params = Vec::new();
+    let mut array_params = Vec::new();
     for (k, p) in f.params.iter().enumerate() {
         let v = f.var(*p);
         if v.is_array() {
-            return Err(usage(format!(
-                "skel runs entries with scalar parameters only; `{}` of `{}` is an array",
-                v.name, f.name
-            )));
+            // Filled below, once the scalars that give its extents are known.
+            fixed.push(ArgValue::Scalar(Scalar::I64(0)));
+            array_params.push(k);
+            continue;
         }
         match defs.iter().find(|(n, _)| *n == v.name) {
             Some((_, val)) => fixed.push(ArgValue::Scalar(
@@ -267,6 +284,63 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
             )));
         }
     }
+    if !array_params.is_empty() {
+        let seed = match a.init.as_str() {
+            "zeros" => None,
+            "random" => Some(1),
+            x => match x.strip_prefix("random:").map(|y| y.parse::<u64>()) {
+                Some(Ok(s)) => Some(s),
+                _ => {
+                    return Err(usage(format!(
+                        "--init expects `random`, `random:SEED` or `zeros`, got `{x}`"
+                    )))
+                }
+            },
+        };
+        let shapes_at = |index: i64| {
+            let vals: Vec<Option<Scalar>> = fixed
+                .iter()
+                .enumerate()
+                .map(|(k, v)| match v {
+                    _ if array_params.contains(&k) => None,
+                    _ if index_params.contains(&k) => {
+                        Some(Scalar::I64(index).convert(f.var(f.params[k]).scalar_ty()))
+                    }
+                    ArgValue::Scalar(x) => Some(*x),
+                    ArgValue::Array(_) => None,
+                })
+                .collect();
+            tessera_interp::declared_shapes(&prog, fid, &vals)
+        };
+        let shapes = shapes_at(0).map_err(|e| runtime_failure(&src, &e))?;
+        if shapes_at(1).ok().as_ref() != Some(&shapes) {
+            return Err(usage(format!(
+                "the extents of the array parameters of `{}` depend on the element index; skel needs them fixed by -D",
+                f.name
+            )));
+        }
+        for &k in &array_params {
+            let v = f.var(f.params[k]);
+            let shape = shapes[k].clone().unwrap_or_default();
+            if shape.iter().any(|&d| d < 0) {
+                return Err(usage(format!(
+                    "array `{}` would have a negative extent: declared shape {:?} with the given parameters",
+                    v.name, shape
+                )));
+            }
+            let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+            let mut d = ArrayData::zeros(v.scalar_ty(), &shape).ok_or_else(|| {
+                usage(format!(
+                    "array `{}` of shape {:?} is too large to allocate",
+                    v.name, shape
+                ))
+            })?;
+            if let Some(seed) = seed {
+                d.fill_random(seed, &v.name);
+            }
+            fixed[k] = ArgValue::Array(d);
+        }
+    }
     let plan = skel::Plan {
         skeleton: a.skeleton,
         lo,
@@ -278,7 +352,19 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
         threads: a.threads,
     };
     let limits = tessera_interp::Limits::default();
-    let call = |fid: FuncId, args: &mut [ArgValue]| tessera_interp::call(&prog, fid, args, limits);
+    let jit = match a.mode {
+        Mode::Jit => {
+            let j = tessera_jit::Compiled::compile(&prog, &tessera_jit::Options::default())
+                .map_err(|e| internal_or_unsupported(&e))?;
+            println!("compile_ms: {:.3}", j.compile_ms());
+            Some(j)
+        }
+        _ => None,
+    };
+    let call = |fid: FuncId, args: &mut [ArgValue]| match &jit {
+        Some(j) => j.call(fid, args),
+        None => tessera_interp::call(&prog, fid, args, limits),
+    };
     let out = skel::run(&prog, fid, &call, &fixed, &index_params, &plan).map_err(|e| match e {
         Ok(rt) => runtime_failure(&src, &rt),
         Err(m) => Failure {
@@ -300,6 +386,20 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
     }
     println!("time_ms: {:.3}", out.ms);
     Ok(())
+}
+
+/// A back-end failure: unsupported constructs are the user's (exit 1); LLVM errors are ours.
+fn internal_or_unsupported(e: &tessera_jit::JitError) -> Failure {
+    match e {
+        tessera_jit::JitError::Unsupported(_) => Failure {
+            text: format!("error: {e}\n"),
+            code: 1,
+        },
+        _ => Failure {
+            text: format!("error: internal compiler error in the native back end: {e}\n"),
+            code: 3,
+        },
+    }
 }
 
 /// An error of the invocation (exit 2) or of the kernel (exit 1), already rendered.
@@ -377,6 +477,8 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             entry,
             target,
             defines,
+            fast_math,
+            no_guards,
         } => {
             let defs = parse_defines(&defines)?;
             let (src, prog) = load(&file, &defs)?;
@@ -385,6 +487,21 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                 EmitTarget::Driver => {
                     let abs = std::fs::canonicalize(&file).unwrap_or(file.clone());
                     print!("{}", driver::driver(&prog, f, &abs.display().to_string()));
+                    Ok(())
+                }
+                EmitTarget::Llvm | EmitTarget::Asm => {
+                    let opts = tessera_jit::Options {
+                        fast_math,
+                        guards: !no_guards,
+                        ..Default::default()
+                    };
+                    let jit = tessera_jit::Compiled::compile(&prog, &opts)
+                        .map_err(|e| internal_or_unsupported(&e))?;
+                    if target == EmitTarget::Llvm {
+                        print!("{}", jit.llvm_ir());
+                    } else {
+                        print!("{}", jit.asm().map_err(|e| internal_or_unsupported(&e))?);
+                    }
                     Ok(())
                 }
                 other => Err(usage(format!(
@@ -502,11 +619,15 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             }
         },
     };
-    if a.mode != Mode::Interp {
-        let m = format!("{:?}", a.mode).to_lowercase();
-        return Err(usage(format!(
-            "--mode {m} is not available yet: the native back end has not landed; use --mode interp"
-        )));
+    if a.mode == Mode::Opt {
+        return Err(usage(
+            "--mode opt is not available yet: the polyhedral optimiser has not landed; use --mode jit or interp",
+        ));
+    }
+    if a.mode == Mode::Interp && (a.fast_math || a.no_guards) {
+        return Err(usage(
+            "--fast-math and --no-guards apply to --mode jit/opt only",
+        ));
     }
     let _ = a.threads;
     let defs = parse_defines(&a.defines)?;
@@ -640,9 +761,27 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         max_steps: a.max_steps,
         ..Default::default()
     };
-    let t0 = Instant::now();
-    let r = tessera_interp::call(&prog, fid, &mut args, limits);
-    let dt = t0.elapsed();
+    let (r, dt) = match a.mode {
+        Mode::Interp => {
+            let t0 = Instant::now();
+            let r = tessera_interp::call(&prog, fid, &mut args, limits);
+            (r, t0.elapsed())
+        }
+        Mode::Jit | Mode::Opt => {
+            let opts = tessera_jit::Options {
+                fast_math: a.fast_math,
+                guards: !a.no_guards,
+                limits,
+                opt_level: 3,
+            };
+            let jit = tessera_jit::Compiled::compile(&prog, &opts)
+                .map_err(|e| internal_or_unsupported(&e))?;
+            println!("compile_ms: {:.3}", jit.compile_ms());
+            let t0 = Instant::now();
+            let r = jit.call(fid, &mut args);
+            (r, t0.elapsed())
+        }
+    };
     let result = r.map_err(|e| runtime_failure(&src, &e))?;
     report(fid, &prog, &args, result, dt.as_secs_f64() * 1e3);
     if let Some(dir) = &a.out {

@@ -2,11 +2,16 @@
 //! (parMapChunk, parMapStride, parDivconqThresh) on the work-stealing runtime, with a fixed
 //! tuning parameter τ or the adaptive granularity controller.
 //!
-//! The entry takes only scalar parameters. Those given with `-D` are fixed; the remaining
-//! integer parameter is the element index (chunk, stride; divconq-thresh with `--divide fib`,
-//! where it is the problem size), or the remaining two are a range `[lo, hi)`
-//! (divconq-thresh with `--divide halves`). The entry returns a number per element or
-//! sub-problem; results are summed.
+//! Scalar parameters of the entry given with `-D` are fixed; the remaining integer parameter
+//! is the element index (chunk, stride; divconq-thresh with `--divide fib`, where it is the
+//! problem size), or the remaining two are a range `[lo, hi)` (divconq-thresh with `--divide
+//! halves`). The entry returns a number per element or sub-problem; results are summed.
+//!
+//! Array parameters are read-only inputs, allocated once from their declared extents and
+//! filled per `--init`. Tasks run on per-worker copies (a pool: a task takes a copy, calls
+//! the entry, returns it), so no two tasks share mutable memory; after the run every copy is
+//! compared with the original, and an entry that wrote to an array parameter is an error (its
+//! results could depend on the schedule).
 
 use std::time::Instant;
 use tessera_ir::{ArgValue, FuncId, Program, RuntimeError, Scalar, ScalarTy};
@@ -23,6 +28,9 @@ pub enum Skeleton {
     Stride,
     /// parDivconqThresh: divide until the problem size is ≤ τ, then solve with the entry.
     DivconqThresh,
+    /// For comparison: rayon's own adaptive splitting (`par_iter().map()` over the
+    /// elements, on the same pool); τ is not used.
+    Rayon,
 }
 
 /// How divconq-thresh divides a problem.
@@ -123,13 +131,18 @@ pub fn run(
         ))
     })?;
     let rt = Runtime::new(plan.threads).map_err(|e| Err(e.to_string()))?;
+    // Per-worker argument vectors (see the module docs): at most one per concurrent task.
+    let pool: std::sync::Mutex<Vec<Vec<ArgValue>>> = std::sync::Mutex::new(Vec::new());
     let kernel = |vals: &[i64]| -> Result<Scalar, RuntimeError> {
-        let mut args = fixed.to_vec();
+        let taken = pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut args = taken.unwrap_or_else(|| fixed.to_vec());
         for (&p, &v) in index_params.iter().zip(vals) {
             let t = f.var(f.params[p]).scalar_ty();
             args[p] = ArgValue::Scalar(Scalar::I64(v).convert(t));
         }
-        Ok(call(fid, &mut args)?.expect("non-void entry returns a value"))
+        let r = call(fid, &mut args);
+        pool.lock().unwrap_or_else(|e| e.into_inner()).push(args);
+        Ok(r?.expect("non-void entry returns a value"))
     };
     let cfg = {
         let mut c = match plan.window {
@@ -182,6 +195,20 @@ pub fn run(
                 .map_err(fail)?;
                 (r.value, r.tasks, None)
             }
+        }
+        Skeleton::Rayon => {
+            use rayon::prelude::*;
+            if index_params.len() != 1 {
+                return Err(Err(format!(
+                    "rayon needs exactly one unbound integer parameter (the element index); `{}` has {} unbound",
+                    f.name,
+                    index_params.len()
+                )));
+            }
+            let xs: Vec<i64> = (plan.lo..plan.hi).collect();
+            let r: Result<Vec<Scalar>, RuntimeError> =
+                rt.install(|| xs.par_iter().map(|x| kernel(&[*x])).collect());
+            (r.map_err(Ok)?, Vec::new(), None)
         }
         Skeleton::DivconqThresh => {
             let want = match plan.divide {
@@ -241,6 +268,19 @@ pub fn run(
         }
     };
     let ms = t0.elapsed().as_secs_f64() * 1e3;
+    for copy in pool.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        for (k, (a, b)) in copy.iter().zip(fixed).enumerate() {
+            if let (ArgValue::Array(a), ArgValue::Array(b)) = (a, b) {
+                if a != b {
+                    return Err(Err(format!(
+                        "`{}` wrote to its array parameter `{}`: skel needs array parameters read-only (results would depend on the schedule)",
+                        f.name,
+                        f.var(f.params[k]).name
+                    )));
+                }
+            }
+        }
+    }
     if let Some(d) = &decisions_log {
         if plan.verbose {
             log.push_str(d);

@@ -1,7 +1,8 @@
 //! File tests for `examples/kernels/*.c`: the reference interpreter (`tessera run --mode
-//! interp`) must equal the same file compiled by gcc as plain C
-//! (`gcc -O0 -ffp-contract=off -fwrapv`), bit for bit, on seeded random inputs, at every
-//! size listed in the kernel's `// TEST:` lines, for two seeds.
+//! interp`) and the native JIT (`--mode jit`) must each equal the same file compiled by gcc
+//! as plain C (`gcc -O0 -ffp-contract=off -fwrapv`), bit for bit, on seeded random inputs, at
+//! every size listed in the kernel's `// TEST:` lines, for two seeds; the JIT also at the
+//! kernel's default `// RUN:` size.
 //!
 //! Header format of a kernel (read here and by the benchmark scripts):
 //! `// ENTRY: name`, `// RUN: -D n=...` (default size), `// TEST: -D n=...` (tiny sizes, tested
@@ -13,14 +14,25 @@ use std::path::Path;
 
 #[test]
 fn interpreter_matches_gcc_on_every_example_kernel() {
+    every_kernel("interp", "kernels");
+}
+
+#[test]
+fn jit_matches_gcc_on_every_example_kernel() {
+    every_kernel("jit", "kernels-jit");
+}
+
+fn every_kernel(mode: &str, scratch: &str) {
     let kernels = example_kernels();
     assert!(
         kernels.len() >= 25,
         "expected at least 25 example kernels, found {}",
         kernels.len()
     );
-    let tmp = scratch_dir("kernels");
-    let failures = parallel_map(&kernels, |k| check_kernel(k, &tmp.join(k.name.clone())));
+    let tmp = scratch_dir(scratch);
+    let failures = parallel_map(&kernels, |k| {
+        check_kernel(k, mode, &tmp.join(k.name.clone()))
+    });
     let failures: Vec<String> = failures.into_iter().flatten().collect();
     assert!(
         failures.is_empty(),
@@ -30,7 +42,7 @@ fn interpreter_matches_gcc_on_every_example_kernel() {
     );
 }
 
-fn check_kernel(k: &Kernel, dir: &Path) -> Vec<String> {
+fn check_kernel(k: &Kernel, mode: &str, dir: &Path) -> Vec<String> {
     let mut fails = Vec::new();
     std::fs::create_dir_all(dir).unwrap();
     let exe = match build_gcc_driver(k, dir, "-O0") {
@@ -38,10 +50,14 @@ fn check_kernel(k: &Kernel, dir: &Path) -> Vec<String> {
         Err(e) => return vec![format!("{}: {e}", k.name)],
     };
     assert!(!k.tests.is_empty(), "{} has no TEST lines", k.name);
-    for (ti, args) in k.tests.iter().enumerate() {
+    let mut sizes: Vec<&Vec<String>> = k.tests.iter().collect();
+    if mode != "interp" && !k.run.is_empty() {
+        sizes.push(&k.run);
+    }
+    for (ti, args) in sizes.into_iter().enumerate() {
         for seed in [1u64, 7] {
             let case = dir.join(format!("t{ti}-s{seed}"));
-            if let Err(e) = compare_with_gcc(k, &exe, args, seed, "interp", &case) {
+            if let Err(e) = compare_with_gcc(k, &exe, args, seed, mode, &case) {
                 fails.push(format!("{} [{}] seed {seed}: {e}", k.name, args.join(" ")));
             }
         }

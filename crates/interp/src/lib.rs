@@ -581,13 +581,12 @@ impl<'p> Machine<'p> {
                 self.eval(fr, b)?
             }
         })
-        .map(|v: Scalar| {
+        .inspect(|v: &Scalar| {
             debug_assert_eq!(
                 Some(v.ty()),
                 ty,
                 "interpreter produced a value of the wrong type"
             );
-            v
         })
     }
 

@@ -200,7 +200,7 @@ impl ArrayElems {
     }
     /// Elements of type `ty` from little-endian bytes; `None` if the length does not fit.
     pub fn from_le_bytes(ty: ScalarTy, b: &[u8]) -> Option<ArrayElems> {
-        if b.len() % ty.size_bytes() != 0 {
+        if !b.len().is_multiple_of(ty.size_bytes()) {
             return None;
         }
         Some(match ty {

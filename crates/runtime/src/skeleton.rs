@@ -233,7 +233,6 @@ fn seq_divconq<P, R, E>(
 /// Parallel divide and conquer with a size threshold: problems with
 /// `size(x) <= tau` are one sequential task.
 #[allow(clippy::too_many_arguments)]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn thresh_core<P, R, E>(
     ctx: &Ctx<'_, E>,
     tau: usize,

@@ -124,8 +124,7 @@ pub fn signature(k: &Kernel) -> (Vec<String>, String) {
     let line = out
         .lines()
         .find(|l| {
-            l.trim_start()
-                .split_whitespace()
+            l.split_whitespace()
                 .nth(1)
                 .is_some_and(|n| n.starts_with(&format!("{}(", k.entry)))
         })
