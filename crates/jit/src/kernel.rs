@@ -617,6 +617,7 @@ impl Kernel {
     /// Checks `args` against the entry's parameters (see [`Args`] and the module
     /// documentation) and runs the compiled code on them; arrays are modified in place.
     /// Returns the entry's value (`None` for a `void` function).
+    #[allow(clippy::result_large_err)] // RuntimeError is returned as is, on purpose
     pub fn call(&self, args: &mut Args<'_>) -> Result<Option<Scalar>, CallError> {
         let f = self.prog.func(self.func);
         let decl = |i: usize| print::param(&self.prog, f, f.params[i]);
