@@ -505,7 +505,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                     Ok(())
                 }
                 other => Err(usage(format!(
-                    "--target {} is not available yet: it arrives with the native back end / optimiser",
+                    "--target {} is not implemented yet (C and OpenMP source output are planned); use --target llvm or asm",
                     format!("{other:?}").to_lowercase()
                 ))),
             }

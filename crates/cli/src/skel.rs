@@ -167,10 +167,15 @@ pub fn run(
     {
         Skeleton::Chunk | Skeleton::Stride => {
             if index_params.len() != 1 {
+                let names: Vec<String> = index_params
+                    .iter()
+                    .map(|&p| format!("`{}`", f.var(f.params[p]).name))
+                    .collect();
                 return Err(Err(format!(
-                    "chunk/stride need exactly one unbound integer parameter (the element index); `{}` has {} unbound",
+                    "chunk/stride need exactly one unbound integer parameter (the element index); `{}` has {} unbound ({}): bind all but the index with -D NAME=VALUE",
                     f.name,
-                    index_params.len()
+                    index_params.len(),
+                    names.join(", ")
                 )));
             }
             let xs: Vec<i64> = (plan.lo..plan.hi).collect();

@@ -2,7 +2,7 @@
 //! arguments of its `// ARGS:` line (default `check $FILE`; `$FILE` is the test's own path,
 //! relative to the repository root) and must exit with the code of its `// EXIT:` line
 //! (default 1) and print exactly `NAME.stderr` on standard error (and `NAME.stdout`, if
-//! present, on standard output). Set `TESSERA_BLESS=1` to (re)write the expectations, then
+//! present, on standard output; lines `NAME_ms: VALUE` are compared as `NAME_ms: <ms>`). Set `TESSERA_BLESS=1` to (re)write the expectations, then
 //! review the diff.
 //!
 //! Every case also must not panic, abort or die by a signal.
@@ -45,7 +45,14 @@ fn ui_diagnostics() {
             .collect();
         let o = tessera().args(&argv).output().unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        // Timings vary from run to run: `compile_ms: 12.3` is compared as `compile_ms: <ms>`.
+        let stdout: String = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| match l.split_once(':') {
+                Some((k, _)) if k.ends_with("_ms") => format!("{k}: <ms>\n"),
+                _ => format!("{l}\n"),
+            })
+            .collect();
         let name = case.file_stem().unwrap().to_string_lossy().into_owned();
         let mut fail = |m: String| failures.push(format!("{name}: {m}"));
         match o.status.code() {

@@ -241,7 +241,7 @@ impl<'p> Machine<'p> {
         self.steps += 1;
         if let Some(max) = self.limits.max_steps {
             if self.steps > max {
-                return Err(self.fail(fr, ErrorKind::Cancelled, span));
+                return Err(self.fail(fr, ErrorKind::StepLimit { limit: max }, span));
             }
         }
         Ok(())

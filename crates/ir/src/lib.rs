@@ -635,8 +635,11 @@ pub enum ErrorKind {
         /// The limit.
         limit: u64,
     },
-    /// The run was cancelled (step limit reached or another task failed).
-    Cancelled,
+    /// More loop iterations and calls than the step limit allows.
+    StepLimit {
+        /// The limit (`Limits::max_steps`).
+        limit: u64,
+    },
 }
 
 /// A run-time error: what went wrong, in which function, where.
@@ -689,7 +692,10 @@ impl fmt::Display for ErrorKind {
                 f,
                 "out of memory: local arrays need {requested} bytes, the arena limit is {limit}"
             ),
-            ErrorKind::Cancelled => write!(f, "cancelled"),
+            ErrorKind::StepLimit { limit } => write!(
+                f,
+                "step limit reached: more than {limit} loop iterations and calls (raise --max-steps)"
+            ),
         }
     }
 }

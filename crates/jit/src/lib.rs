@@ -460,7 +460,9 @@ impl Compiled {
             K::StackOverflow => ErrorKind::StackOverflow {
                 limit: self.opts.limits.max_call_depth,
             },
-            K::Cancelled => ErrorKind::Cancelled,
+            K::Cancelled => ErrorKind::StepLimit {
+                limit: self.opts.limits.max_steps.unwrap_or(0),
+            },
         };
         RuntimeError {
             kind,

@@ -191,7 +191,8 @@ fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
     candidates
         .filter(|c| *c != name)
         .map(|c| (levenshtein(name, c), c))
-        .filter(|(d, c)| *d <= 2.min(c.len() / 2).max(1))
+        // Names of one or two characters are too short for a typo to be recognisable.
+        .filter(|(d, c)| name.len() > 2 && *d <= 2.min(c.len() / 2).max(1))
         .min()
         .map(|(_, c)| c.to_string())
 }

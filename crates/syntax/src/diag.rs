@@ -68,14 +68,16 @@ impl SourceFile {
         }
     }
 
-    fn line_of(&self, span: Span) -> &str {
-        let lo = (span.lo as usize).min(self.text.len());
+    /// The line holding `span.lo`, and the byte offset of `span.lo` within it (on a char
+    /// boundary).
+    fn line_of(&self, span: Span) -> (&str, usize) {
+        let lo = floor_char(&self.text, (span.lo as usize).min(self.text.len()));
         let start = self.text[..lo].rfind('\n').map(|i| i + 1).unwrap_or(0);
         let end = self.text[lo..]
             .find('\n')
             .map(|i| lo + i)
             .unwrap_or(self.text.len());
-        &self.text[start..end]
+        (&self.text[start..end], lo - start)
     }
 
     /// Renders a diagnostic as text (several lines, ending with a newline).
@@ -110,8 +112,9 @@ impl SourceFile {
             return;
         }
         const MAX: usize = 160;
-        let line = self.line_of(span);
-        let col0 = (span.col as usize).saturating_sub(1).min(line.len());
+        // The caret's byte offset in its line comes from the span's byte offset: `col`
+        // counts characters, which differs from bytes on non-ASCII lines.
+        let (line, col0) = self.line_of(span);
         // Long lines (minified or generated input) are cut around the caret.
         let (shown, shift, cut_left) = if line.len() > MAX {
             let start = floor_char(line, col0.saturating_sub(MAX / 2));
@@ -129,8 +132,17 @@ impl SourceFile {
         let prefix = if cut_left { "..." } else { "" };
         out.push_str(&format!(" {num} | {prefix}{shown}\n"));
         let caret_col = prefix.len() + display_width(&line[shift..(col0.max(shift))]);
-        let width = (span.hi.saturating_sub(span.lo) as usize).clamp(1, 80);
-        let width = width.min(shown.len().saturating_sub(caret_col - prefix.len()).max(1));
+        // The marker spans the span's characters on this line (not its bytes).
+        let span_end = floor_char(
+            line,
+            (col0 + span.hi.saturating_sub(span.lo) as usize).min(line.len()),
+        );
+        let width = display_width(&line[col0..span_end]).clamp(1, 80);
+        let width = width.min(
+            display_width(&shown)
+                .saturating_sub(caret_col - prefix.len())
+                .max(1),
+        );
         let mut marker = format!(
             " {pad} | {}^{}",
             " ".repeat(caret_col),

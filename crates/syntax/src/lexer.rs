@@ -473,7 +473,9 @@ impl<'a> Lexer<'a> {
                 }
                 let sp = self.span_from(lo, line, col);
                 let text = String::from_utf8_lossy(&self.src[lo..self.pos]).into_owned();
-                let shown = if text.chars().all(|c| !c.is_control() && c != '\u{fffd}') {
+                let shown = if text == "\u{fffd}" {
+                    "(invalid UTF-8, shown as `\u{fffd}`)".to_string()
+                } else if text.chars().all(|c| !c.is_control()) {
                     format!("`{text}`")
                 } else {
                     format!("byte 0x{:02x}", self.src[lo])

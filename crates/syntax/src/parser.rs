@@ -14,7 +14,11 @@ use tessera_ir::Span;
 pub const MAX_DEPTH: usize = 256;
 const MAX_DIAGS: usize = 50;
 
-type PResult<T> = Result<T, ()>;
+/// A parse failure whose diagnostic has already been recorded in the parser's list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reported;
+
+type PResult<T> = Result<T, Reported>;
 
 /// Parser state.
 pub struct Parser<'t> {
@@ -149,7 +153,7 @@ impl<'t> Parser<'t> {
                     .label(format!("expected {what}")),
             );
         }
-        Err(())
+        Err(Reported)
     }
     fn expect(&mut self, p: P, context: &str) -> PResult<Span> {
         if self.is(p) {
@@ -170,7 +174,7 @@ impl<'t> Parser<'t> {
                 ),
             );
             self.fatal = true;
-            return Err(());
+            return Err(Reported);
         }
         Ok(())
     }
@@ -211,7 +215,7 @@ impl<'t> Parser<'t> {
             Tok::Ident(name) => {
                 let sp = self.span();
                 self.error(sp, format!("expected {what}, found keyword `{name}`"));
-                Err(())
+                Err(Reported)
             }
             _ => self.expected(what).map(|_| unreachable!()),
         }
@@ -227,10 +231,7 @@ impl<'t> Parser<'t> {
         let mut longs = 0;
         let mut base: Option<TypeName> = None;
         let mut seen_int = false;
-        loop {
-            let Tok::Ident(n) = self.peek().clone() else {
-                break;
-            };
+        while let Tok::Ident(n) = self.peek().clone() {
             let sp = self.span();
             match n.as_str() {
                 "const" | "volatile" | "restrict" | "__restrict" | "__restrict__" | "static"
@@ -249,7 +250,7 @@ impl<'t> Parser<'t> {
                     self.bump();
                     if base.is_some() {
                         self.error(sp, "two types in one declaration");
-                        return Err(());
+                        return Err(Reported);
                     }
                     base = Some(match n.as_str() {
                         "void" => TypeName::Void,
@@ -274,7 +275,7 @@ impl<'t> Parser<'t> {
                     self.bump();
                     if base.is_some() {
                         self.error(sp, "two types in one declaration");
-                        return Err(());
+                        return Err(Reported);
                     }
                     base = Some(match n.as_str() {
                         "bool" => TypeName::Bool,
@@ -291,7 +292,7 @@ impl<'t> Parser<'t> {
                         ),
                     );
                     self.bump();
-                    return Err(());
+                    return Err(Reported);
                 }
                 _ => break,
             }
@@ -300,12 +301,12 @@ impl<'t> Parser<'t> {
         let t = match (base, longs, seen_int) {
             (Some(TypeName::Double), 1, false) => {
                 self.error(span, "`long double` is not supported; use `double`");
-                return Err(());
+                return Err(Reported);
             }
             (Some(b), 0, false) => b,
             (Some(_), _, _) => {
                 self.error(span, "invalid combination of type specifiers");
-                return Err(());
+                return Err(Reported);
             }
             (None, 0, true) => TypeName::Int,
             (None, 1 | 2, _) => TypeName::Long,
@@ -315,7 +316,7 @@ impl<'t> Parser<'t> {
             }
             (None, _, _) => {
                 self.error(span, "`long long long` is too long");
-                return Err(());
+                return Err(Reported);
             }
         };
         Ok((t, span))
@@ -332,7 +333,7 @@ impl<'t> Parser<'t> {
             self.depth = 0;
             match self.function() {
                 Ok(f) => fns.push(f),
-                Err(()) => {
+                Err(Reported) => {
                     if self.fatal {
                         break;
                     }
@@ -350,7 +351,7 @@ impl<'t> Parser<'t> {
         if !self.at_type() {
             if self.is(P::Semi) {
                 self.bump();
-                return Err(());
+                return Err(Reported);
             }
             self.expected("a function definition (e.g. `void kernel(int n, double A[n])`)")?;
         }
@@ -365,7 +366,7 @@ impl<'t> Parser<'t> {
                     name.name
                 ),
             );
-            return Err(());
+            return Err(Reported);
         }
         self.bump();
         let mut params = Vec::new();
@@ -412,7 +413,7 @@ impl<'t> Parser<'t> {
         if self.is(P::Star) {
             let sp = self.span();
             self.error(sp, "pointers are not supported: declare an array parameter with extents, e.g. `double A[n][m]`");
-            return Err(());
+            return Err(Reported);
         }
         let name = self.ident("a parameter name")?;
         let dims = self.dims()?;
@@ -456,21 +457,21 @@ impl<'t> Parser<'t> {
                 let sp = self.span();
                 self.error(sp, "expected `}` before end of file");
                 self.depth -= 1;
-                return Err(());
+                return Err(Reported);
             }
             if self.diags.len() >= MAX_DIAGS {
                 self.depth -= 1;
-                return Err(());
+                return Err(Reported);
             }
             let before = self.pos;
             let saved = self.depth;
             match self.stmt() {
                 Ok(s) => stmts.push(s),
-                Err(()) => {
+                Err(Reported) => {
                     self.depth = saved;
                     if self.fatal {
                         self.depth -= 1;
-                        return Err(());
+                        return Err(Reported);
                     }
                     self.sync();
                     if self.pos == before {
@@ -490,20 +491,20 @@ impl<'t> Parser<'t> {
             if self.is(P::Star) {
                 let sp = self.span();
                 self.error(sp, "pointers are not supported");
-                return Err(());
+                return Err(Reported);
             }
             let name = self.ident("a variable name")?;
             if self.is(P::LParen) {
                 let sp = self.span();
                 self.error(sp, "nested function declarations are not supported");
-                return Err(());
+                return Err(Reported);
             }
             let dims = self.dims()?;
             let init = if self.eat(P::Assign) {
                 if self.is(P::LBrace) {
                     let sp = self.span();
                     self.error(sp, "array initialisers `{...}` are not supported: local arrays start zeroed; assign elements in a loop");
-                    return Err(());
+                    return Err(Reported);
                 }
                 Some(self.assign_expr()?)
             } else {
@@ -623,11 +624,11 @@ impl<'t> Parser<'t> {
                 "else" => {
                     self.error(span, "`else` without a matching `if`");
                     self.bump();
-                    return Err(());
+                    return Err(Reported);
                 }
                 "goto" | "switch" | "case" | "default" | "sizeof" | "typedef" => {
                     self.error(span, format!("`{kw}` is not supported in Tessera kernels"));
-                    return Err(());
+                    return Err(Reported);
                 }
                 _ => {}
             }
@@ -654,7 +655,7 @@ impl<'t> Parser<'t> {
                 )
                 .label("expected `;`"),
             );
-            return Err(());
+            return Err(Reported);
         }
         self.bump();
         Ok(Stmt::Expr(e))
@@ -794,7 +795,7 @@ impl<'t> Parser<'t> {
             Tok::Punct(P::MinusMinus) => Some(UnaryOp::PreDec),
             Tok::Punct(P::Amp) | Tok::Punct(P::Star) => {
                 self.error(span, "pointers are not supported: `&` and unary `*` have no meaning in Tessera kernels");
-                return Err(());
+                return Err(Reported);
             }
             _ => None,
         };
@@ -843,7 +844,7 @@ impl<'t> Parser<'t> {
                 let ExprKind::Name(n) = &e.kind else {
                     let sp = self.span();
                     self.error(sp, "only named functions can be called");
-                    return Err(());
+                    return Err(Reported);
                 };
                 let name = Ident {
                     name: n.clone(),
@@ -881,7 +882,7 @@ impl<'t> Parser<'t> {
             } else if self.is(P::Dot) || self.is(P::Arrow) {
                 let sp = self.span();
                 self.error(sp, "member access is not supported: there are no structs");
-                return Err(());
+                return Err(Reported);
             } else {
                 break;
             }
@@ -933,7 +934,7 @@ impl<'t> Parser<'t> {
             Tok::Str(_) => {
                 self.error(span, "string literals are not supported in kernels");
                 self.bump();
-                Err(())
+                Err(Reported)
             }
             _ => self.expected("an expression").map(|_| unreachable!()),
         }

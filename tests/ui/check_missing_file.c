@@ -1,0 +1,2 @@
+// ARGS: check tests/ui/does_not_exist.c
+// EXIT: 2

@@ -1,0 +1,4 @@
+void k(int n, double A[n]) {
+    bool b = true;
+    A[0] = b;
+}

@@ -1,0 +1,3 @@
+void k(int n, int32_t A[n]) {
+    A[0] = 1;
+}

@@ -1,0 +1,4 @@
+#include <stdio.h>
+void k(int n, double A[n]) {
+    A[0] = 1.0;
+}

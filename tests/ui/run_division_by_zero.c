@@ -1,0 +1,5 @@
+// ARGS: run $FILE --entry k -D n=4 --init zeros
+void k(int n, int A[n]) {
+    for (int i = 0; i < n; i++)
+        A[i] = 100 / A[i];
+}

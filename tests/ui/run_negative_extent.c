@@ -1,0 +1,5 @@
+// ARGS: run $FILE --entry k -D n=-3
+// EXIT: 2
+void k(int n, double A[n]) {
+    A[0] = 1.0;
+}

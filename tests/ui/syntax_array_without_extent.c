@@ -1,0 +1,3 @@
+void k(int n, double A[]) {
+    A[0] = 1.0;
+}

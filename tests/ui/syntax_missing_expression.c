@@ -1,0 +1,4 @@
+void k(int n, double A[n]) {
+    double x = ;
+    A[0] = x;
+}

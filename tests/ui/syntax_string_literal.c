@@ -1,0 +1,3 @@
+void k(int n, double A[n]) {
+    A[0] = "hello";
+}

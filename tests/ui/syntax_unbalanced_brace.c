@@ -1,0 +1,4 @@
+void k(int n, double A[n]) {
+    for (int i = 0; i < n; i++) {
+        A[i] = 2.0;
+}

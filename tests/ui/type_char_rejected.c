@@ -1,0 +1,4 @@
+void k(int n, double A[n]) {
+    char c = 1;
+    A[0] = c;
+}

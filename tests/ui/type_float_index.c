@@ -1,0 +1,4 @@
+void k(int n, double A[n]) {
+    double x = 1.0;
+    A[x] = 2.0;
+}

@@ -1,0 +1,4 @@
+void k(int n, double A[n]) {
+    A[0] = 1.0;
+    return 1;
+}

@@ -1,0 +1,3 @@
+void k(int n, unsigned A[n]) {
+    A[0] = 1;
+}
