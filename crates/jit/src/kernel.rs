@@ -86,7 +86,7 @@
 //! // n = 3 declares x[3], but 4 elements are passed.
 //! let err = k.call(&mut Args::new().scalar("n", 3).scalar("d", 0).array("x", &mut x, &[4]));
 //! match err {
-//!     Err(CallError::Shape { ref arg, ref expected, ref given }) => {
+//!     Err(CallError::Shape { ref arg, ref expected, ref given, .. }) => {
 //!         assert_eq!((arg.as_str(), expected.as_slice(), given.as_slice()), ("x", &[3i64][..], &[4usize][..]));
 //!     }
 //!     other => panic!("{other:?}"),
