@@ -3,6 +3,8 @@
 //! kind, array, index and location), and the same pool then runs the next skeleton
 //! correctly.
 
+#![allow(clippy::result_large_err)] // CallError carries the full RuntimeError, on purpose
+
 use tessera_jit::{Args, CallError, ErrorKind, Kernel, Options};
 use tessera_runtime::{Runtime, SkelError};
 
