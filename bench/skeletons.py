@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Skeleton benchmark harness (not a test): the paper's benchmarks (BACKGROUND.md section 1)
+through `tessera skel --mode jit`, on 1 and 2 threads, side by side in one script:
+
+  * sequential: one task holding every element on one thread (chunk, tau = n), or for
+    Fibonacci the whole recursion through `tessera run`;
+  * a sweep of fixed tau values;
+  * the adaptive controller started from a too small and from a too large tau;
+  * rayon's own adaptive splitting (`--skeleton rayon`, par_iter over the elements) on the
+    same work and pool size.
+
+Reports the median of --runs runs per configuration, speedup over sequential, the share of
+tasks in the target window after the first adaptation (as `tessera skel` prints it), and the
+adaptive runs' throughput relative to the best fixed tau of the sweep. Every run's result
+checksum must equal the sequential one (else the script stops).
+
+Usage: python3 bench/skeletons.py [--runs 3] [--quick] [--only matmul,fib] [--md docs/skeletons-table.md]
+"""
+import argparse, datetime, os, platform, re, statistics, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+T = os.path.join(ROOT, "target", "release", "tessera")
+K = os.path.join(ROOT, "examples", "kernels")
+
+# name, file, entry, skeleton, range (lo, hi), -D defines, tau sweep; then --quick sizes.
+BENCHES = [
+    ("matmul", "matmul.c", "matmul_row_sum", "chunk", (0, 2500), ["n=2500"], [1, 4, 16, 64, 256, 1250],
+     (0, 300), ["n=300"], [1, 8, 64, 150]),
+    ("sumeuler-chunk", "sumeuler.c", "totient", "chunk", (1, 12001), [], [1, 10, 100, 1000, 6000],
+     (1, 3001), [], [1, 50, 500, 1500]),
+    ("sumeuler-stride", "sumeuler.c", "totient", "stride", (1, 12001), [], [2, 8, 32, 128, 1024, 6000],
+     (1, 3001), [], [2, 16, 128, 1500]),
+    ("fib", "fib.c", "fib", "divconq-thresh", (0, 42), [], [10, 20, 25, 30, 35, 40],
+     (0, 30), [], [10, 15, 20, 25]),
+    ("kmeans-classify", "kmeans.c", "classify", "chunk", (0, 2000000), ["n=2000000", "k=64", "d=16"],
+     [100, 1000, 10000, 100000, 1000000], (0, 100000), ["n=100000", "k=64", "d=16"], [100, 1000, 10000, 50000]),
+    ("mandelbrot", "mandelbrot.c", "mandel_row", "chunk", (0, 2000), ["w=3000", "h=2000", "maxit=1000"],
+     [1, 4, 16, 64, 256, 1000], (0, 400), ["w=600", "h=400", "maxit=500"], [1, 8, 64, 200]),
+]
+
+
+def tess(args):
+    r = subprocess.run([T] + args, capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        sys.exit("tessera %s failed (%d):\n%s%s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
+    return r.stdout
+
+
+def get(out, pat, conv=float):
+    m = re.search(pat, out, re.M)
+    return conv(m.group(1)) if m else None
+
+
+def measure(args, runs):
+    """Median time_ms over `runs` runs, the result line and the stats of the median run."""
+    outs = []
+    for _ in range(runs):
+        o = tess(args)
+        outs.append((get(o, r"^time_ms:\s*([0-9.]+)"), o))
+    outs.sort(key=lambda x: x[0])
+    ms, o = outs[len(outs) // 2]
+    return {
+        "ms": ms,
+        "result": (get(o, r"^checksum:\s*(\S+)", str) or get(o, r"^result: sum\s*(\S+)", str)),
+        "tasks": get(o, r"^tasks:\s*(\d+) tasks", int),
+        "inwin": get(o, r"^in window after first adaptation:\s*([0-9.]+)%"),
+        "inwin_all": get(o, r"^tasks:.* ([0-9.]+)% in [0-9.]+\.\.[0-9.]+ ms$"),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run of the harness)")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--md", default="")
+    ap.add_argument("--window", default="10..100", help="target window for --adaptive, ms")
+    a = ap.parse_args()
+    md = []
+    summary = ["| benchmark | skeleton | n | seq (ms) | best fixed τ (2 thr) | best fixed (ms) | adaptive from small τ (ms) | adaptive from large τ (ms) | adaptive / best throughput | in window after 1st adaptation | rayon 2 thr (ms) | speedup 2 thr (best fixed / adaptive / rayon) |",
+               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for b in BENCHES:
+        name, fn, entry, sk, rng, defs, taus = b[:7]
+        if a.quick:
+            rng, defs, taus = b[7], b[8], b[9]
+        if a.only and name not in a.only.split(","):
+            continue
+        path = os.path.join(K, fn)
+        lo, hi = rng
+        n = hi - lo
+        D = sum([["-D", d] for d in defs], [])
+        base = ["skel", path, "--entry", entry, "--over", "%d..%d" % (lo, hi), "--mode", "jit"] + D
+        if sk == "divconq-thresh":
+            seq = measure(["run", path, "--entry", entry, "--mode", "jit", "-D", "n=%d" % hi], a.runs)
+            seq_result = get(tess(["run", path, "--entry", entry, "--mode", "jit", "-D", "n=%d" % hi]), r"^result:\s*(\S+)", str)
+        else:
+            seq = measure(base + ["--skeleton", "chunk", "--tau", str(n), "--threads", "1"], a.runs)
+            seq_result = seq["result"]
+        rows = []
+        lines = ["### %s (%s over %d..%d%s)" % (name, sk, lo, hi, ", " + " ".join(defs) if defs else ""), "",
+                 "Sequential: %.1f ms. Times are medians of %d runs (ms); speedup = sequential / time." % (seq["ms"], a.runs), "",
+                 "| configuration | 1 thread (ms) | 2 threads (ms) | speedup 2 thr | tasks (2 thr) | in window after 1st adaptation (2 thr) |",
+                 "|---|---|---|---|---|---|"]
+        configs = [("τ = %d" % t, ["--skeleton", sk, "--tau", str(t)]) for t in taus]
+        small, large = taus[0], taus[-1]
+        configs += [("adaptive from τ = %d" % small, ["--skeleton", sk, "--tau", str(small), "--adaptive", "--target-ms", a.window]),
+                    ("adaptive from τ = %d" % large, ["--skeleton", sk, "--tau", str(large), "--adaptive", "--target-ms", a.window])]
+        if sk != "divconq-thresh":
+            configs.append(("rayon par_iter", ["--skeleton", "rayon"]))
+        res = {}
+        for label, extra in configs:
+            r = {}
+            for th in (1, 2):
+                m = measure(base + extra + ["--threads", str(th)], a.runs)
+                if m["result"] is not None and seq_result is not None and m["result"] != seq_result:
+                    sys.exit("%s %s: result %s differs from sequential %s" % (name, label, m["result"], seq_result))
+                r[th] = m
+            res[label] = r
+            lines.append("| %s | %.1f | %.1f | %.2f | %s | %s |" % (
+                label, r[1]["ms"], r[2]["ms"], seq["ms"] / r[2]["ms"], r[2]["tasks"],
+                "%.0f%%" % r[2]["inwin"] if r[2]["inwin"] is not None else ""))
+            print("%-16s %-24s 1thr %9.1f ms  2thr %9.1f ms  inwin %s" % (name, label, r[1]["ms"], r[2]["ms"], r[2]["inwin"]), flush=True)
+        fixed = [(res["τ = %d" % t][2]["ms"], t) for t in taus]
+        best_ms, best_tau = min(fixed)
+        ad_s = res["adaptive from τ = %d" % small][2]
+        ad_l = res["adaptive from τ = %d" % large][2]
+        worst_ad = max(ad_s["ms"], ad_l["ms"])
+        inw = [x["inwin"] for x in (ad_s, ad_l) if x["inwin"] is not None]
+        ray = res.get("rayon par_iter", {}).get(2)
+        lines.append("")
+        lines.append("Best fixed τ on 2 threads: %d (%.1f ms). Adaptive from τ=%d: %.1f ms (%.0f%% of the best fixed τ's throughput), from τ=%d: %.1f ms (%.0f%%)." % (
+            best_tau, best_ms, small, ad_s["ms"], 100 * best_ms / ad_s["ms"], large, ad_l["ms"], 100 * best_ms / ad_l["ms"]))
+        md += lines + [""]
+        summary.append("| %s | %s | %d | %.0f | %d | %.0f | %.0f | %.0f | %.0f%% | %s | %s | %.2f / %.2f / %s |" % (
+            name, sk, n, seq["ms"], best_tau, best_ms, ad_s["ms"], ad_l["ms"], 100 * best_ms / worst_ad,
+            " / ".join("%.0f%%" % x for x in inw), "%.0f" % ray["ms"] if ray else "n/a",
+            seq["ms"] / best_ms, seq["ms"] / worst_ad, "%.2f" % (seq["ms"] / ray["ms"]) if ray else "n/a"))
+    head = "Machine: %s, %d cores; %s; `tessera skel --mode jit`, window %s ms, runs=%d (median)%s." % (
+        platform.processor() or platform.machine(), os.cpu_count(), datetime.date.today(), a.window, a.runs, ", QUICK sizes" if a.quick else "")
+    text = "\n".join([head, ""] + summary + ["", "(adaptive / best throughput uses the slower of the two adaptive runs; in-window shares are for the runs from small / large τ.)", ""] + md)
+    print()
+    print(text)
+    if a.md:
+        open(a.md, "w").write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
