@@ -152,7 +152,32 @@ pub struct Compiled {
     opts: Options,
 }
 
+/// Process-wide LLVM options, set once before the first compilation.
+///
+/// `-hoist-runtime-checks=false`: LLVM 19's loop vectoriser by default hoists the memory
+/// runtime checks of an inner loop into the outer loop, checking the accesses of *all* outer
+/// iterations at once. For kernels where one outer iteration really aliases (Floyd-Warshall's
+/// `path[i][j]` vs `path[k][j]` at `i == k`) that check then always fails and the inner loop
+/// never runs vectorised (measured 5-9x slower than gcc, which checks per outer iteration).
+fn llvm_options() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let args = [c"tessera".as_ptr(), c"-hoist-runtime-checks=false".as_ptr()];
+        // SAFETY: `args` holds two valid NUL-terminated strings that outlive the call, the
+        // overview string is a valid empty C string, and the call runs once, before any
+        // other LLVM use in this process (guarded by `ONCE`, called first by `host_machine`).
+        unsafe {
+            llvm_sys::support::LLVMParseCommandLineOptions(
+                args.len() as i32,
+                args.as_ptr(),
+                c"".as_ptr(),
+            )
+        };
+    });
+}
+
 fn host_machine(level: OptimizationLevel) -> Result<(TargetMachine, String, String), JitError> {
+    llvm_options();
     Target::initialize_native(&InitializationConfig::default()).map_err(JitError::Llvm)?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| JitError::Llvm(e.to_string()))?;
