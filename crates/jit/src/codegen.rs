@@ -1498,6 +1498,24 @@ impl<'ctx> Gen<'ctx, '_> {
         let fv = self.bodies[fid.0 as usize];
         let mut fs = self.begin(fid, fv, 2)?;
         let f = self.prog.func(fid);
+        // The extents passed in are the declared ones, evaluated by the caller's shape check
+        // from the same parameter values. Where a declared extent is a pure expression of the
+        // scalar parameters (no calls, assignments, divisions or shifts), recompute it here:
+        // then LLVM sees `ext == (long)n` and can prove guards like `j < ext` from the loop
+        // bound `j < n` and drop them (the passed value is opaque to it).
+        for p in &f.params {
+            let v = f.var(*p);
+            let Slot::Array { ext, .. } = fs.slots[p.0 as usize].clone() else {
+                continue;
+            };
+            for (e, d) in ext.iter().zip(&v.dims) {
+                if pure_extent(d) {
+                    let x = self.eval(&mut fs, d)?;
+                    let x = self.to_i64(x, d.sty())?;
+                    self.b.build_store(*e, x)?;
+                }
+            }
+        }
         self.exec_list(&mut fs, &f.body)?;
         match f.ret {
             None => {
@@ -1613,6 +1631,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut vals: Vec<BasicMetadataValueEnum<'ctx>> = vec![ctx.into(), self.i64c(1).into()];
         let mut j = 0i64;
         let mut total = 0usize;
+        let mut ext_slots = Vec::new();
         for p in &f.params {
             let v = f.var(*p);
             let sp = rt::gep(&self.b, i64t.into(), slots, self.i64c(j))?;
@@ -1624,6 +1643,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     for _ in 0..rank {
                         let ep = rt::gep(&self.b, i64t.into(), slots, self.i64c(j))?;
                         j += 1;
+                        ext_slots.push(vals.len());
                         vals.push(self.b.build_load(i64t, ep, "n")?.into());
                     }
                     total += rank;
@@ -1684,6 +1704,13 @@ impl<'ctx> Gen<'ctx, '_> {
             self.b.position_at_end(xb);
             self.b.build_return(None)?;
             self.b.position_at_end(cb);
+            // The body sees the declared extents (equal to the given ones after the exact
+            // check): as expressions of the scalar parameters, they let LLVM relate loop
+            // bounds to extents and drop bounds guards it can prove.
+            for (o, &slot) in ext_slots.iter().enumerate() {
+                let p = rt::gep(&self.b, i64t.into(), out, self.i64c(o as i64))?;
+                vals[slot] = self.b.build_load(i64t, p, "decl")?.into();
+            }
         }
         let r = self
             .b
@@ -1695,5 +1722,23 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         self.b.build_return(None)?;
         Ok(base)
+    }
+}
+
+/// Whether `e` (an array extent) is a side-effect-free, guard-free expression of constants
+/// and scalar variables: `+ - * & | ^`, unary operators, comparisons and casts.
+fn pure_extent(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Var(_) => true,
+        ExprKind::Cast(x) | ExprKind::Unary(_, x) => pure_extent(x),
+        ExprKind::Binary(op, a, b) => {
+            matches!(
+                op,
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor
+            ) && pure_extent(a)
+                && pure_extent(b)
+        }
+        ExprKind::Cmp(_, a, b) => pure_extent(a) && pure_extent(b),
+        _ => false,
     }
 }

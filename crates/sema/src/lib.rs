@@ -319,8 +319,20 @@ impl Checker {
                         ),
                     ),
                     Some(e) => {
-                        if let Ok(e) = self.extent(&mut fx, e, &p.name.name) {
-                            dims.push(e);
+                        if let Ok(x) = self.extent(&mut fx, e, &p.name.name) {
+                            if modifies(&x) {
+                                // Where the side effect lands (callee frame or caller) would
+                                // differ between back ends; C evaluates it on entry. Reject.
+                                self.error(
+                                    e.span,
+                                    format!(
+                                        "extent of array parameter `{}` must not assign or increment variables",
+                                        p.name.name
+                                    ),
+                                );
+                            } else {
+                                dims.push(x);
+                            }
                         }
                     }
                 }
@@ -1195,5 +1207,28 @@ fn arith_op(op: BinaryOp) -> BinOp {
         BinaryOp::Shl => BinOp::Shl,
         BinaryOp::Shr => BinOp::Shr,
         _ => unreachable!("not an arithmetic operator"),
+    }
+}
+
+/// Whether evaluating `e` assigns to or increments a variable (calls cannot modify the
+/// caller's scalars, so they do not count).
+fn modifies(e: &ir::Expr) -> bool {
+    use ir::ExprKind as K;
+    match &e.kind {
+        K::Assign { .. } | K::IncDec { .. } => true,
+        K::Int(_) | K::Float(_) | K::Var(_) => false,
+        K::Load { indices, .. } => indices.iter().any(modifies),
+        K::Unary(_, x) | K::Cast(x) => modifies(x),
+        K::Binary(_, a, b)
+        | K::Cmp(_, a, b)
+        | K::LogAnd(a, b)
+        | K::LogOr(a, b)
+        | K::Comma(a, b) => modifies(a) || modifies(b),
+        K::Cond(c, a, b) => modifies(c) || modifies(a) || modifies(b),
+        K::Builtin(_, xs) => xs.iter().any(modifies),
+        K::Call(_, args) => args.iter().any(|a| match a {
+            ir::Arg::Scalar(x) => modifies(x),
+            _ => false,
+        }),
     }
 }
