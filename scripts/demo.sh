@@ -14,7 +14,15 @@ for k in gemm jacobi-2d floyd-warshall mandelbrot sumeuler; do
   echo "== $k: tessera run $f --entry $entry $args"
   # shellcheck disable=SC2086
   $T run "$f" --entry "$entry" $args --mode interp
+  echo "-- the same through the LLVM JIT (guards on):"
+  # shellcheck disable=SC2086
+  $T run "$f" --entry "$entry" $args --mode jit
 done
+# A parallel skeleton with adaptive granularity: Mandelbrot rows, retuned so that tasks last
+# 10-100 ms, on every core.
+echo "== skel: mandel_row over 0..1200 rows, parMapChunk, adaptive from tau=1"
+$T skel examples/kernels/mandelbrot.c --entry mandel_row --skeleton chunk --over 0..1200 \
+  -D w=1800 -D h=1200 -D maxit=1000 --tau 1 --adaptive --target-ms 10..100 --mode jit
 # One kernel side by side with gcc -O0 on the same inputs (bit-exact oracle).
 k=gemm; f=examples/kernels/$k.c; entry=$(hdr $k ENTRY); args=$(hdr $k TEST)
 tmp=$(mktemp -d)

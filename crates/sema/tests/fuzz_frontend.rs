@@ -115,23 +115,56 @@ fn corpus() -> Vec<PathBuf> {
 
 #[test]
 fn mutated_sources_never_panic() {
+    fuzz(400, 0);
+}
+
+/// The long run: `TESSERA_FUZZ_SECS=600 cargo test --release -p tessera-sema --test
+/// fuzz_frontend -- --ignored --nocapture` mutates for that many seconds (new seeds each
+/// round) and prints the number of executions.
+#[test]
+#[ignore]
+fn mutated_sources_never_panic_long() {
+    let secs: u64 = std::env::var("TESSERA_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600);
+    let t0 = std::time::Instant::now();
+    let (mut round, mut total, mut accepted) = (1u64, 0usize, 0usize);
+    while t0.elapsed().as_secs() < secs {
+        let (n, ok) = fuzz(200, round);
+        total += n;
+        accepted += ok;
+        round += 1;
+    }
+    eprintln!(
+        "fuzz: {total} mutated inputs in {:.0} s ({round} rounds), {accepted} accepted by the checker, 0 failures",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// Mutates every corpus file `per_file` times with seeds from `round`; panics on a failure.
+/// Returns (inputs tried, inputs accepted by the front end).
+fn fuzz(per_file: usize, round: u64) -> (usize, usize) {
     let files = corpus();
     assert!(files.len() >= 40, "corpus too small: {}", files.len());
     std::panic::set_hook(Box::new(|_| {}));
     let overrides = HashMap::new();
     let mut failures = Vec::new();
     let mut cases = 0;
+    let mut accepted = 0;
     for (fi, f) in files.iter().enumerate() {
         let orig = std::fs::read(f).unwrap();
-        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (fi as u64 + 1));
-        for _ in 0..400 {
+        let mut rng = XorShift(
+            0x9E37_79B9_7F4A_7C15 ^ (fi as u64 + 1) ^ round.wrapping_mul(0xD1B5_4A32_D192_ED03),
+        );
+        for _ in 0..per_file {
             let bytes = mutate(&orig, &mut rng);
             let text = String::from_utf8_lossy(&bytes).into_owned();
             cases += 1;
             let r = std::panic::catch_unwind(|| {
                 let src = SourceFile::new("fuzz.c", text.clone());
                 match tessera_sema::compile_source(&text, &overrides) {
-                    Ok(_) => None,
+                    Ok(_) => Some(String::new()),
                     Err(diags) => {
                         let bad = diags.iter().find(|d| d.span.line == 0);
                         let out = render_all(&src, &diags);
@@ -142,6 +175,10 @@ fn mutated_sources_never_panic() {
             });
             let problem = match r {
                 Ok(None) => continue,
+                Ok(Some(m)) if m.is_empty() => {
+                    accepted += 1;
+                    continue;
+                }
                 Ok(Some(m)) => format!("diagnostic without a location: {m}"),
                 Err(_) => "panic".to_string(),
             };
@@ -165,4 +202,5 @@ fn mutated_sources_never_panic() {
         failures.len(),
         failures.join("\n")
     );
+    (cases, accepted)
 }
