@@ -97,6 +97,9 @@ struct Fs<'ctx> {
     entry_br: InstructionValue<'ctx>,
     loops: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, usize)>,
     marks: Vec<Option<IntValue<'ctx>>>,
+    /// The call whose error check is left to the caller: the last call of a `return`
+    /// expression after which only pure arithmetic runs (see `tail_call`).
+    tail_call: Option<*const Expr>,
 }
 
 enum PlaceAddr<'ctx> {
@@ -469,6 +472,7 @@ impl<'ctx> Gen<'ctx, '_> {
             entry_br,
             loops: Vec::new(),
             marks: Vec::new(),
+            tail_call: None,
         })
     }
 
@@ -1064,7 +1068,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 let ret = self.prog.func(fs.fid).ret;
                 let v = match e {
                     Some(e) => {
-                        let v = self.eval(fs, e)?;
+                        fs.tail_call = tail_call(e).map(|c| c as *const Expr);
+                        let v = self.eval(fs, e);
+                        fs.tail_call = None;
+                        let v = v?;
                         Some(match ret {
                             Some(t) => self.convert(v, e.sty(), t)?,
                             None => return Err(unsupported("value returned from a void function")),
@@ -1260,9 +1267,11 @@ impl<'ctx> Gen<'ctx, '_> {
                 let v = self.eval(fs, a)?;
                 self.convert(v, a.sty(), ty)?
             }
-            ExprKind::Call(f, args) => self
-                .call(fs, *f, args, e.span)?
-                .ok_or_else(|| unsupported("void call used as a value"))?,
+            ExprKind::Call(f, args) => {
+                let check = fs.tail_call != Some(e as *const Expr);
+                self.call_checked(fs, *f, args, e.span, check)?
+                    .ok_or_else(|| unsupported("void call used as a value"))?
+            }
             ExprKind::Builtin(bi, args) => {
                 let mut xs = Vec::new();
                 for a in args {
@@ -1346,6 +1355,21 @@ impl<'ctx> Gen<'ctx, '_> {
         gid: FuncId,
         args: &[Arg],
         span: Span,
+    ) -> R<Option<BasicValueEnum<'ctx>>> {
+        self.call_checked(fs, gid, args, span, true)
+    }
+
+    /// A call; `check_after: false` omits the check of the error word after it (only for
+    /// the tail call of a `return`, whose caller checks the same word right after we return,
+    /// so the value computed from a failed call is never used). Without the check, LLVM's
+    /// tail-recursion elimination can turn `return f(n-1) + f(n-2)` into a loop.
+    fn call_checked(
+        &mut self,
+        fs: &mut Fs<'ctx>,
+        gid: FuncId,
+        args: &[Arg],
+        span: Span,
+        check_after: bool,
     ) -> R<Option<BasicValueEnum<'ctx>>> {
         self.step(fs, span)?;
         let limit = self.opts.limits.max_call_depth as u64;
@@ -1488,7 +1512,9 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_call(self.bodies[gid.0 as usize], &vals, "call")?
             .try_as_basic_value()
             .basic();
-        self.check_err(fs)?;
+        if check_after {
+            self.check_err(fs)?;
+        }
         Ok(r)
     }
 
@@ -1740,5 +1766,34 @@ fn pure_extent(e: &Expr) -> bool {
         }
         ExprKind::Cmp(_, a, b) => pure_extent(a) && pure_extent(b),
         _ => false,
+    }
+}
+
+/// The call in `e` (a `return` value) after which only trap-free arithmetic on values already
+/// computed runs: `f(..)`, `(T) f(..)`, `x op f(..)` and `f(..) op k` for `op` in
+/// `+ - * & | ^` and `k` a constant or variable. Calls evaluated before it are checked as
+/// usual, so an earlier failure never runs it.
+fn tail_call(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Call(..) => Some(e),
+        ExprKind::Cast(x) => tail_call(x),
+        ExprKind::Binary(op, a, b)
+            if matches!(
+                op,
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor
+            ) =>
+        {
+            if matches!(b.kind, ExprKind::Call(..)) {
+                Some(b)
+            } else if matches!(
+                b.kind,
+                ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_)
+            ) {
+                tail_call(a)
+            } else {
+                None
+            }
+        }
+        _ => None,
     }
 }
