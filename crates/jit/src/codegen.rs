@@ -1777,12 +1777,11 @@ fn tail_call(e: &Expr) -> Option<&Expr> {
     match &e.kind {
         ExprKind::Call(..) => Some(e),
         ExprKind::Cast(x) => tail_call(x),
-        ExprKind::Binary(op, a, b)
-            if matches!(
-                op,
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor
-            ) =>
-        {
+        ExprKind::Binary(
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor,
+            a,
+            b,
+        ) => {
             if matches!(b.kind, ExprKind::Call(..)) {
                 Some(b)
             } else if matches!(
