@@ -150,6 +150,7 @@ pub fn run(
             None => ControllerConfig::default(),
         };
         c.tau0 = plan.tau.unwrap_or(1);
+        c.stride_tau0 = plan.tau;
         c.solve_below_threshold = true;
         c
     };

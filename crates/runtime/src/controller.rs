@@ -27,7 +27,8 @@
 //! * stride: the input is cut into `stride_batches` contiguous batches of
 //!   equal length B; in a batch, tau is the number of interleaved tasks, so
 //!   a task costs ∝ B/tau ([`CostDerivative::Inverse`]). The first batch
-//!   uses tau = B (one element per task, the smallest tasks).
+//!   uses `ControllerConfig::stride_tau0`, by default tau = B (one element
+//!   per task, the smallest tasks).
 //! * divconq-thresh: the root problem is first divided breadth-first
 //!   (sequentially, with `div`) into a work list of at least
 //!   `threads * worklist_per_thread` sub-problems (or until nothing more
@@ -63,6 +64,9 @@ pub struct ControllerConfig {
     pub tasks_per_thread: usize,
     /// Number of batches for the stride controller (default 16).
     pub stride_batches: usize,
+    /// Initial tau (tasks per batch) of the stride controller; `None` (the
+    /// default) starts at the batch length B, i.e. one element per task.
+    pub stride_tau0: Option<usize>,
     /// Work-list sub-problems per thread for divconq-thresh (default 64).
     pub worklist_per_thread: usize,
     /// divconq-thresh: when true, a problem at or below the threshold is
@@ -81,6 +85,7 @@ impl Default for ControllerConfig {
             max_step: 16.0,
             tasks_per_thread: 4,
             stride_batches: 16,
+            stride_tau0: None,
             worklist_per_thread: 64,
             solve_below_threshold: false,
         }
@@ -424,7 +429,7 @@ impl<'rt> Controller<'rt> {
         let n = xs.len();
         let b = n.div_ceil(self.cfg.stride_batches.max(1)).max(1);
         let mut tuner = Tuner::new(self.cfg.clone(), CostDerivative::Inverse, b);
-        let mut tau = b;
+        let mut tau = self.cfg.stride_tau0.unwrap_or(b).clamp(1, b);
         let (mut out, mut decisions, mut tasks) = (Vec::with_capacity(n), vec![], vec![]);
         let epoch = Instant::now();
         let (mut pos, mut batch) = (0, 0);
