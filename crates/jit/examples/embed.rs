@@ -32,19 +32,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let c0 = Array2::from_shape_fn((n, n), |(i, j)| (i + j) as f64 / n as f64);
     let (alpha, beta) = (1.5, 1.2);
 
-    let (mut a_t, mut b_t, mut c) = (a.clone(), b.clone(), c0.clone());
-    let t = Instant::now();
-    gemm.call(
-        &mut Args::new()
+    // The arguments of one call: the scalars by name, the three matrices as ndarray views.
+    fn args<'a>(
+        n: usize,
+        (alpha, beta): (f64, f64),
+        c: &'a mut Array2<f64>,
+        a: &'a mut Array2<f64>,
+        b: &'a mut Array2<f64>,
+    ) -> Args<'a> {
+        Args::new()
             .scalar("ni", n)
             .scalar("nj", n)
             .scalar("nk", n)
             .scalar("alpha", alpha)
             .scalar("beta", beta)
-            .array_nd("C", &mut c)
-            .array_nd("A", &mut a_t)
-            .array_nd("B", &mut b_t),
-    )?;
+            .array_nd("C", c)
+            .array_nd("A", a)
+            .array_nd("B", b)
+    }
+    let (mut a_t, mut b_t, mut c) = (a.clone(), b.clone(), c0.clone());
+    let t = Instant::now();
+    gemm.call(&mut args(n, (alpha, beta), &mut c, &mut a_t, &mut b_t))?;
     let jit_ms = t.elapsed().as_secs_f64() * 1e3;
 
     // The same computation in plain Rust, in the kernel's loop order (so results agree
@@ -72,17 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Bad calls are reported before anything runs, naming the argument.
     let mut small = Array2::<f64>::zeros((n, n - 1));
     let err = gemm
-        .call(
-            &mut Args::new()
-                .scalar("ni", n)
-                .scalar("nj", n)
-                .scalar("nk", n)
-                .scalar("alpha", alpha)
-                .scalar("beta", beta)
-                .array_nd("C", &mut small)
-                .array_nd("A", &mut a_t)
-                .array_nd("B", &mut b_t),
-        )
+        .call(&mut args(n, (alpha, beta), &mut small, &mut a_t, &mut b_t))
         .unwrap_err();
     println!("a wrong shape:   {err}");
     let err = gemm

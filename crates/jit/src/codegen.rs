@@ -1657,7 +1657,6 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut vals: Vec<BasicMetadataValueEnum<'ctx>> = vec![ctx.into(), self.i64c(1).into()];
         let mut j = 0i64;
         let mut total = 0usize;
-        let mut ext_slots = Vec::new();
         for p in &f.params {
             let v = f.var(*p);
             let sp = rt::gep(&self.b, i64t.into(), slots, self.i64c(j))?;
@@ -1669,7 +1668,6 @@ impl<'ctx> Gen<'ctx, '_> {
                     for _ in 0..rank {
                         let ep = rt::gep(&self.b, i64t.into(), slots, self.i64c(j))?;
                         j += 1;
-                        ext_slots.push(vals.len());
                         vals.push(self.b.build_load(i64t, ep, "n")?.into());
                     }
                     total += rank;
@@ -1730,13 +1728,6 @@ impl<'ctx> Gen<'ctx, '_> {
             self.b.position_at_end(xb);
             self.b.build_return(None)?;
             self.b.position_at_end(cb);
-            // The body sees the declared extents (equal to the given ones after the exact
-            // check): as expressions of the scalar parameters, they let LLVM relate loop
-            // bounds to extents and drop bounds guards it can prove.
-            for (o, &slot) in ext_slots.iter().enumerate() {
-                let p = rt::gep(&self.b, i64t.into(), out, self.i64c(o as i64))?;
-                vals[slot] = self.b.build_load(i64t, p, "decl")?.into();
-            }
         }
         let r = self
             .b

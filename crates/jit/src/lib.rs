@@ -227,10 +227,7 @@ fn build(
     m.set_data_layout(&tm.get_target_data().get_data_layout());
     m.verify()
         .map_err(|e| JitError::Llvm(format!("invalid IR: {e}")))?;
-    // TESSERA_LLVM_PASSES replaces the pass pipeline (an LLVM new-PM pipeline string), for
-    // experiments with the optimiser; results must still match the interpreter.
-    let passes = std::env::var("TESSERA_LLVM_PASSES")
-        .unwrap_or_else(|_| format!("default<O{}>", opts.opt_level.min(3)));
+    let passes = format!("default<O{}>", opts.opt_level.min(3));
     m.run_passes(&passes, &tm, PassBuilderOptions::create())
         .map_err(|e| JitError::Llvm(e.to_string()))?;
     let ir = m.print_to_string().to_string();

@@ -33,17 +33,12 @@ long hist(int n, int nb, int x[n], long h[nb], bool seen[nb], float w[n]) {
     return total;
 }";
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn f64(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    }
+mod common;
+use common::Rng;
+
+/// A uniform double in [-0.5, 0.5).
+fn uniform(rng: &mut Rng) -> f64 {
+    (rng.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5
 }
 
 fn interp(src: &str, entry: &str, args: &mut [ArgValue]) -> Option<Scalar> {
@@ -76,10 +71,10 @@ fn gemm_matches_interpreter_on_awkward_sizes() {
         (7, 13, 5),
         (17, 3, 11),
     ] {
-        let mut a: Vec<f64> = (0..ni * nk).map(|_| rng.f64()).collect();
-        let mut b: Vec<f64> = (0..nk * nj).map(|_| rng.f64()).collect();
-        let mut c: Vec<f64> = (0..ni * nj).map(|_| rng.f64()).collect();
-        let (alpha, beta) = (rng.f64(), rng.f64());
+        let mut a: Vec<f64> = (0..ni * nk).map(|_| uniform(&mut rng)).collect();
+        let mut b: Vec<f64> = (0..nk * nj).map(|_| uniform(&mut rng)).collect();
+        let mut c: Vec<f64> = (0..ni * nj).map(|_| uniform(&mut rng)).collect();
+        let (alpha, beta) = (uniform(&mut rng), uniform(&mut rng));
         let arr = |v: &Vec<f64>, s: &[usize]| {
             ArgValue::Array(ArrayData {
                 shape: s.to_vec(),

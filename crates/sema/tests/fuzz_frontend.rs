@@ -161,25 +161,28 @@ fn fuzz(per_file: usize, round: u64) -> (usize, usize) {
             let bytes = mutate(&orig, &mut rng);
             let text = String::from_utf8_lossy(&bytes).into_owned();
             cases += 1;
-            let r = std::panic::catch_unwind(|| {
+            // Ok(true): accepted; Ok(false): rejected with located diagnostics;
+            // Err(message): a diagnostic without a location.
+            let r = std::panic::catch_unwind(|| -> Result<bool, String> {
                 let src = SourceFile::new("fuzz.c", text.clone());
                 match tessera_sema::compile_source(&text, &overrides) {
-                    Ok(_) => Some(String::new()),
+                    Ok(_) => Ok(true),
                     Err(diags) => {
-                        let bad = diags.iter().find(|d| d.span.line == 0);
-                        let out = render_all(&src, &diags);
-                        assert!(!out.is_empty());
-                        bad.map(|d| d.message.clone())
+                        assert!(!render_all(&src, &diags).is_empty());
+                        match diags.iter().find(|d| d.span.line == 0) {
+                            Some(d) => Err(d.message.clone()),
+                            None => Ok(false),
+                        }
                     }
                 }
             });
             let problem = match r {
-                Ok(None) => continue,
-                Ok(Some(m)) if m.is_empty() => {
+                Ok(Ok(true)) => {
                     accepted += 1;
                     continue;
                 }
-                Ok(Some(m)) => format!("diagnostic without a location: {m}"),
+                Ok(Ok(false)) => continue,
+                Ok(Err(m)) => format!("diagnostic without a location: {m}"),
                 Err(_) => "panic".to_string(),
             };
             let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
