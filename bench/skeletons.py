@@ -24,7 +24,7 @@ K = os.path.join(ROOT, "examples", "kernels")
 
 # name, file, entry, skeleton, range (lo, hi), -D defines, tau sweep; then --quick sizes.
 BENCHES = [
-    ("matmul", "matmul.c", "matmul_row_sum", "chunk", (0, 2500), ["n=2500"], [1, 4, 16, 64, 256, 1250],
+    ("matmul", "matmul.c", "matmul_row_sum", "chunk", (0, 2000), ["n=2000"], [1, 4, 16, 64, 256, 1000],
      (0, 300), ["n=300"], [1, 8, 64, 150]),
     ("sumeuler-chunk", "sumeuler.c", "totient", "chunk", (1, 12001), [], [1, 10, 100, 1000, 6000],
      (1, 3001), [], [1, 50, 500, 1500]),
@@ -51,13 +51,20 @@ def get(out, pat, conv=float):
     return conv(m.group(1)) if m else None
 
 
-def measure(args, runs):
-    """Median time_ms over `runs` runs, the result line and the stats of the median run."""
-    outs = []
+def measure_all(jobs, runs):
+    """Runs every job once per round, `runs` rounds (interleaved, so that drift of the shared
+    machine hits every configuration alike); returns the stats of each job's median run."""
+    outs = {k: [] for k, _ in jobs}
     for _ in range(runs):
-        o = tess(args)
-        outs.append((get(o, r"^time_ms:\s*([0-9.]+)"), o))
-    outs.sort(key=lambda x: x[0])
+        for k, args in jobs:
+            o = tess(args)
+            outs[k].append((get(o, r"^time_ms:\s*([0-9.]+)"), o))
+    return {k: stats(v) for k, v in outs.items()}
+
+
+def stats(outs):
+    """The median run's time, result line and task statistics."""
+    outs = sorted(outs, key=lambda x: x[0])
     ms, o = outs[len(outs) // 2]
     return {
         "ms": ms,
@@ -91,13 +98,12 @@ def main():
         D = sum([["-D", d] for d in defs], [])
         base = ["skel", path, "--entry", entry, "--over", "%d..%d" % (lo, hi), "--mode", "jit"] + D
         if sk == "divconq-thresh":
-            seq = measure(["run", path, "--entry", entry, "--mode", "jit", "-D", "n=%d" % hi], a.runs)
+            seq_args = ["run", path, "--entry", entry, "--mode", "jit", "-D", "n=%d" % hi]
         else:
-            seq = measure(base + ["--skeleton", "chunk", "--tau", str(n), "--threads", "1"], a.runs)
-        seq_result = seq["result"]
+            seq_args = base + ["--skeleton", "chunk", "--tau", str(n), "--threads", "1"]
         rows = []
         lines = ["### %s (%s over %d..%d%s)" % (name, sk, lo, hi, ", " + " ".join(defs) if defs else ""), "",
-                 "Sequential: %.1f ms. Times are medians of %d runs (ms); speedup = sequential / time." % (seq["ms"], a.runs), "",
+                 "(sequential time)", "",
                  "| configuration | 1 thread (ms) | 2 threads (ms) | speedup 2 thr | tasks (2 thr) | in window after 1st adaptation (2 thr) |",
                  "|---|---|---|---|---|---|"]
         configs = [("τ = %d" % t, ["--skeleton", sk, "--tau", str(t)]) for t in taus]
@@ -106,11 +112,17 @@ def main():
                     ("adaptive from τ = %d" % large, ["--skeleton", sk, "--tau", str(large), "--adaptive", "--target-ms", a.window])]
         if sk != "divconq-thresh":
             configs.append(("rayon par_iter", ["--skeleton", "rayon"]))
+        jobs = [("seq", seq_args)] + [((label, th), base + extra + ["--threads", str(th)])
+                                      for label, extra in configs for th in (1, 2)]
+        got = measure_all(jobs, a.runs)
+        seq = got["seq"]
+        seq_result = seq["result"]
+        lines[2] = "Sequential: %.1f ms. Times are medians of %d interleaved runs (ms); speedup = sequential / time." % (seq["ms"], a.runs)
         res = {}
         for label, extra in configs:
             r = {}
             for th in (1, 2):
-                m = measure(base + extra + ["--threads", str(th)], a.runs)
+                m = got[(label, th)]
                 if m["result"] is not None and seq_result is not None and m["result"] != seq_result:
                     sys.exit("%s %s: result %s differs from sequential %s" % (name, label, m["result"], seq_result))
                 r[th] = m

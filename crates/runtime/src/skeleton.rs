@@ -213,7 +213,7 @@ where
 }
 
 /// Sequential divide and conquer: a problem whose `div` is empty is a leaf.
-fn seq_divconq<P, R, E>(
+pub(crate) fn seq_divconq<P, R, E>(
     div: &(impl Fn(&P) -> Vec<P> + Sync),
     comb: &(impl Fn(Vec<R>) -> Result<R, E> + Sync),
     conq: &(impl Fn(P) -> Result<R, E> + Sync),

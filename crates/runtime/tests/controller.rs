@@ -121,13 +121,7 @@ fn divconq_controller_converges_linear_recursion() {
     let _serial = timing();
     let rt = Runtime::new(Some(2)).unwrap();
     // 64 work-list sub-problems of 256 elements, in 8 batches of 8.
-    let ctl = Controller::new(
-        &rt,
-        ControllerConfig {
-            worklist_per_thread: 32,
-            ..cfg()
-        },
-    );
+    let ctl = Controller::new(&rt, cfg());
     // Leaves of 128/256/512 elements take 2.6/5.1/10.2 ms: all in the window.
     let n = 1u64 << 14;
     let run = ctl
@@ -211,4 +205,100 @@ fn controller_errors_are_returned() {
         .unwrap();
     assert!(r.value.is_empty() && r.decisions.is_empty());
     assert_eq!(r.in_window_fraction, None);
+}
+
+#[test]
+fn chunk_cut_off_bounds_tasks_when_cost_jumps() {
+    let _serial = timing();
+    let rt = Runtime::new(Some(2)).unwrap();
+    let ctl = Controller::new(&rt, cfg());
+    // 3000 cheap elements (5 µs), then 1000 costly ones (200 µs): a tau
+    // tuned on the cheap part would make 100+ ms tasks without the cut-off.
+    let xs: Vec<u64> = (0..4000).collect();
+    let run = ctl
+        .map_chunk(
+            |&x| {
+                spin(Duration::from_micros(if x < 3000 { 5 } else { 200 }));
+                Ok::<_, String>(x + 7)
+            },
+            &xs,
+            None,
+        )
+        .unwrap();
+    println!("{}", run.log());
+    assert_eq!(run.value, xs.iter().map(|x| x + 7).collect::<Vec<_>>());
+    assert!(
+        run.decisions.iter().any(|d| d.note.contains("cut off")),
+        "{}",
+        run.log()
+    );
+    let over = run.tasks.iter().filter(|t| t.elapsed_ms() > 16.0).count();
+    assert!(
+        over * 20 <= run.tasks.len(),
+        "{over} tasks over 16 ms\n{}",
+        run.log()
+    );
+}
+
+#[test]
+fn chunk_probe_caps_a_too_large_initial_tau() {
+    let rt = Runtime::new(Some(2)).unwrap();
+    let ctl = Controller::new(
+        &rt,
+        ControllerConfig {
+            tau0: 3200,
+            ..cfg()
+        },
+    );
+    let xs: Vec<u64> = (0..3200).collect();
+    let run = ctl
+        .map_chunk(
+            |&x| {
+                spin(Duration::from_micros(2));
+                Ok::<_, String>(x)
+            },
+            &xs,
+            None,
+        )
+        .unwrap();
+    assert_eq!(run.value, xs);
+    // probe_parts = 32: no task before the first trusted decision takes
+    // more than 100 of the 3200 elements.
+    let first = &run.tasks[0];
+    assert!(first.tau <= 100, "first task took {} elements", first.tau);
+    assert!(run.tasks.len() > 2);
+}
+
+#[test]
+fn divconq_agglomerates_small_leftovers() {
+    let _serial = timing();
+    let rt = Runtime::new(Some(2)).unwrap();
+    let ctl = Controller::new(&rt, ControllerConfig { tau0: 16, ..cfg() });
+    // The depth-first descent to the first 16-element leaf leaves siblings
+    // of 16, 32, 64, ... elements on the stack; once tau is ~200, the small
+    // ones are predicted under 1 ms and run together as one task.
+    let n = 1u64 << 14;
+    let run = ctl
+        .divconq_thresh(
+            CostDerivative::Linear,
+            |r: &Range| (r.1 - r.0) as usize,
+            halve,
+            |v: Vec<u64>| Ok::<_, String>(v.iter().sum()),
+            |r: Range| {
+                spin(PER_ELEMENT);
+                Ok(r.0)
+            },
+            (0, n),
+            None,
+        )
+        .unwrap();
+    println!("{}", run.log());
+    assert_eq!(run.value, n * (n - 1) / 2);
+    assert!(
+        run.decisions
+            .iter()
+            .any(|d| d.note.contains("agglomerated")),
+        "{}",
+        run.log()
+    );
 }
