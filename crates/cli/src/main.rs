@@ -55,6 +55,23 @@ enum Cmd {
     ///
     /// Example: tessera skel examples/kernels/sumeuler.c --entry totient --skeleton chunk --over 1..20001 --adaptive --target-ms 10..100
     Skel(SkelArgs),
+    /// Show what the polyhedral optimiser does with a function: per SCoP the domains,
+    /// accesses and dependences in isl notation, the schedule tree, tile sizes, parallel
+    /// loops, bounds proofs and the generated loop nest; and why other loop nests are not SCoPs.
+    ///
+    /// Example: tessera explain examples/kernels/seed.c --entry seed
+    Explain {
+        /// The kernel source file.
+        file: PathBuf,
+        /// The function to explain.
+        #[arg(long)]
+        entry: String,
+        /// Bind a #define'd constant: -D N=100 (repeatable).
+        #[arg(short = 'D', value_name = "NAME=VALUE")]
+        defines: Vec<String>,
+        #[command(flatten)]
+        poly: PolyArgs,
+    },
     /// Print code generated for an entry.
     ///
     /// Example: tessera emit examples/kernels/gemm.c --entry gemm --target driver > main.c
@@ -78,7 +95,68 @@ enum Cmd {
         /// For llvm/asm: drop the bounds/division guards (unsafe; to inspect their cost).
         #[arg(long)]
         no_guards: bool,
+        #[command(flatten)]
+        poly: PolyArgs,
     },
+}
+
+/// Options of the polyhedral optimiser (`--mode opt`, `explain`, `emit --target c`).
+#[derive(clap::Args, Clone, Debug)]
+struct PolyArgs {
+    /// Fusion of the scheduler: smart (isl's default), max (whole components), none.
+    #[arg(long, value_enum, default_value = "smart")]
+    fusion: FusionArg,
+    /// Tile sizes per band member, overriding the cache model: --tile-sizes 32,32,64 (the
+    /// last repeats).
+    #[arg(long, value_name = "T0,T1,...")]
+    tile_sizes: Option<String>,
+    /// Do not tile.
+    #[arg(long)]
+    no_tile: bool,
+    /// Test mode: run loops marked parallel in reverse order (a false parallel mark then
+    /// changes the results).
+    #[arg(long)]
+    reverse_parallel: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum FusionArg {
+    Smart,
+    Max,
+    None,
+}
+
+impl PolyArgs {
+    fn options(&self) -> Result<(tessera_poly::PolyOptions, tessera_poly::GenOptions), Failure> {
+        let tile_sizes = match &self.tile_sizes {
+            None => None,
+            Some(t) => Some(
+                t.split(',')
+                    .map(|x| match x.trim().parse::<i64>() {
+                        Ok(v) if v >= 1 => Ok(v),
+                        _ => Err(usage(format!(
+                            "--tile-sizes expects positive integers separated by commas, got `{t}`"
+                        ))),
+                    })
+                    .collect::<Result<Vec<i64>, Failure>>()?,
+            ),
+        };
+        Ok((
+            tessera_poly::PolyOptions {
+                fusion: match self.fusion {
+                    FusionArg::Smart => tessera_poly::Fusion::Smart,
+                    FusionArg::Max => tessera_poly::Fusion::Max,
+                    FusionArg::None => tessera_poly::Fusion::None,
+                },
+                tile_sizes,
+                tile: !self.no_tile,
+                ..Default::default()
+            },
+            tessera_poly::GenOptions {
+                reverse_parallel: self.reverse_parallel,
+            },
+        ))
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -89,7 +167,7 @@ enum EmitTarget {
     Llvm,
     /// The host machine code of the JIT (whole program).
     Asm,
-    /// Optimised C (not available yet).
+    /// The kernel after polyhedral optimisation, as C (the typed IR printed as C).
     C,
     /// Optimised C with OpenMP pragmas (not available yet).
     Openmp,
@@ -101,7 +179,7 @@ enum Mode {
     Interp,
     /// Native code through the LLVM JIT, for the host CPU, guarded like the interpreter.
     Jit,
-    /// Polyhedral optimisation, then the JIT (not available yet).
+    /// Polyhedral optimisation (isl), then the JIT.
     Opt,
 }
 
@@ -148,6 +226,8 @@ struct RunArgs {
     /// access is then undefined behaviour); exists to measure what the guards cost.
     #[arg(long)]
     no_guards: bool,
+    #[command(flatten)]
+    poly: PolyArgs,
 }
 
 #[derive(clap::Args)]
@@ -472,6 +552,20 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         }
         Cmd::Run(args) => run(args),
         Cmd::Skel(args) => skel_cmd(args),
+        Cmd::Explain {
+            file,
+            entry,
+            defines,
+            poly,
+        } => {
+            let defs = parse_defines(&defines)?;
+            let (src, prog) = load(&file, &defs)?;
+            find_entry(&src, &prog, &entry)?;
+            let (popts, gopts) = poly.options()?;
+            let (_, rep) = tessera_poly::optimize(&prog, &popts, gopts);
+            print!("{}", rep.explain(&prog, &[entry.as_str()]));
+            Ok(())
+        }
         Cmd::Emit {
             file,
             entry,
@@ -479,6 +573,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             defines,
             fast_math,
             no_guards,
+            poly,
         } => {
             let defs = parse_defines(&defines)?;
             let (src, prog) = load(&file, &defs)?;
@@ -504,8 +599,14 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                     }
                     Ok(())
                 }
+                EmitTarget::C => {
+                    let (popts, gopts) = poly.options()?;
+                    let (p, _) = tessera_poly::optimize(&prog, &popts, gopts);
+                    print!("{}", tessera_ir::print::program(&p));
+                    Ok(())
+                }
                 other => Err(usage(format!(
-                    "--target {} is not implemented yet (C and OpenMP source output are planned); use --target llvm or asm",
+                    "--target {} is not implemented yet (OpenMP source output is planned); use --target c, llvm or asm",
                     format!("{other:?}").to_lowercase()
                 ))),
             }
@@ -619,11 +720,6 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             }
         },
     };
-    if a.mode == Mode::Opt {
-        return Err(usage(
-            "--mode opt is not available yet: the polyhedral optimiser has not landed; use --mode jit or interp",
-        ));
-    }
     if a.mode == Mode::Interp && (a.fast_math || a.no_guards) {
         return Err(usage(
             "--fast-math and --no-guards apply to --mode jit/opt only",
@@ -774,7 +870,26 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 limits,
                 opt_level: 3,
             };
-            let jit = tessera_jit::Compiled::compile(&prog, &opts)
+            let optimised;
+            let code = if a.mode == Mode::Opt {
+                let (popts, gopts) = a.poly.options()?;
+                let t0 = Instant::now();
+                let (p, rep) = tessera_poly::optimize(&prog, &popts, gopts);
+                println!("poly_ms: {:.3}", t0.elapsed().as_secs_f64() * 1e3);
+                let done = rep.scops.iter().filter(|s| s.fallback.is_none()).count();
+                println!(
+                    "poly: {done} of {} SCoP{} optimised, {} loop nest{} not SCoPs",
+                    rep.scops.len(),
+                    if rep.scops.len() == 1 { "" } else { "s" },
+                    rep.rejected.len(),
+                    if rep.rejected.len() == 1 { "" } else { "s" }
+                );
+                optimised = p;
+                &optimised
+            } else {
+                &prog
+            };
+            let jit = tessera_jit::Compiled::compile(code, &opts)
                 .map_err(|e| internal_or_unsupported(&e))?;
             println!("compile_ms: {:.3}", jit.compile_ms());
             let t0 = Instant::now();

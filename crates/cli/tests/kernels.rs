@@ -2,7 +2,9 @@
 //! interp`) and the native JIT (`--mode jit`) must each equal the same file compiled by gcc
 //! as plain C (`gcc -O0 -ffp-contract=off -fwrapv`), bit for bit, on seeded random inputs, at
 //! every size listed in the kernel's `// TEST:` lines, for two seeds; the JIT also at the
-//! kernel's default `// RUN:` size.
+//! kernel's default `// RUN:` size. The polyhedral optimiser (`--mode opt`) is held to the
+//! same oracle, also with its loops marked parallel run in reverse order
+//! (`--reverse-parallel`), which changes the results if a mark is false.
 //!
 //! Header format of a kernel (read here and by the benchmark scripts):
 //! `// ENTRY: name`, `// RUN: -D n=...` (default size), `// TEST: -D n=...` (tiny sizes, tested
@@ -22,7 +24,32 @@ fn jit_matches_gcc_on_every_example_kernel() {
     every_kernel("jit", "kernels-jit");
 }
 
+#[test]
+fn opt_matches_gcc_on_every_example_kernel() {
+    every_kernel("opt", "kernels-opt");
+}
+
+#[test]
+fn opt_with_parallel_loops_reversed_matches_gcc() {
+    // Small tiles, so that tile loops marked parallel have several iterations to reverse.
+    every_kernel_with(
+        "opt",
+        "kernels-opt-rev",
+        &["--reverse-parallel", "--tile-sizes", "4"],
+    );
+}
+
+#[test]
+fn opt_with_small_tiles_matches_gcc() {
+    // Tiles of 3 and 5: every TEST size is then several partial tiles.
+    every_kernel_with("opt", "kernels-opt-t35", &["--tile-sizes", "3,5"]);
+}
+
 fn every_kernel(mode: &str, scratch: &str) {
+    every_kernel_with(mode, scratch, &[]);
+}
+
+fn every_kernel_with(mode: &str, scratch: &str, extra: &[&str]) {
     let kernels = example_kernels();
     assert!(
         kernels.len() >= 25,
@@ -31,7 +58,7 @@ fn every_kernel(mode: &str, scratch: &str) {
     );
     let tmp = scratch_dir(scratch);
     let failures = parallel_map(&kernels, |k| {
-        check_kernel(k, mode, &tmp.join(k.name.clone()))
+        check_kernel(k, mode, extra, &tmp.join(k.name.clone()))
     });
     let failures: Vec<String> = failures.into_iter().flatten().collect();
     assert!(
@@ -42,7 +69,7 @@ fn every_kernel(mode: &str, scratch: &str) {
     );
 }
 
-fn check_kernel(k: &Kernel, mode: &str, dir: &Path) -> Vec<String> {
+fn check_kernel(k: &Kernel, mode: &str, extra: &[&str], dir: &Path) -> Vec<String> {
     let mut fails = Vec::new();
     std::fs::create_dir_all(dir).unwrap();
     let exe = match build_gcc_driver(k, dir, "-O0") {
@@ -55,6 +82,12 @@ fn check_kernel(k: &Kernel, mode: &str, dir: &Path) -> Vec<String> {
         sizes.push(&k.run);
     }
     for (ti, args) in sizes.into_iter().enumerate() {
+        let args: Vec<String> = args
+            .iter()
+            .cloned()
+            .chain(extra.iter().map(|s| s.to_string()))
+            .collect();
+        let args = &args;
         for seed in [1u64, 7] {
             let case = dir.join(format!("t{ti}-s{seed}"));
             if let Err(e) = compare_with_gcc(k, &exe, args, seed, mode, &case) {

@@ -50,7 +50,7 @@ fn ui_diagnostics() {
             .lines()
             .map(|l| match l.split_once(':') {
                 Some((k, _)) if k.ends_with("_ms") => format!("{k}: <ms>\n"),
-                _ => format!("{l}\n"),
+                _ => format!("{}\n", mask_ms(l)),
             })
             .collect();
         let name = case.file_stem().unwrap().to_string_lossy().into_owned();
@@ -108,4 +108,21 @@ fn ui_diagnostics() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// Masks durations (`12.3 ms` becomes `<ms> ms`), as `explain` prints per-phase times.
+fn mask_ms(line: &str) -> String {
+    let words: Vec<&str> = line.split(' ').collect();
+    let mut out = Vec::with_capacity(words.len());
+    for (i, w) in words.iter().enumerate() {
+        let next_is_ms = words
+            .get(i + 1)
+            .is_some_and(|n| n.trim_end_matches([',', ')', ';']) == "ms");
+        if next_is_ms && w.parse::<f64>().is_ok() {
+            out.push("<ms>");
+        } else {
+            out.push(w);
+        }
+    }
+    out.join(" ")
 }

@@ -1,0 +1,378 @@
+//! Code generation: the isl AST of a SCoP's schedule back to loop IR, which the JIT compiles.
+//!
+//! Each AST `for` becomes a `long` counter and a lowered `for` (`Block([Decl, While])`); each
+//! statement instance `S<k>(e0, ..., en)` assigns the original loop counters of `S<k>` from
+//! the AST expressions and runs the original IR statement. Floor divisions (`fdiv_q`) are
+//! expanded for C's truncating division. Loops under a `parallel` mark run sequentially here
+//! (the parallel runtime calls come with outlining); with [`GenOptions::reverse_parallel`]
+//! they run in reverse order, a test mode that catches a false parallel mark.
+
+use std::collections::HashMap;
+
+use tessera_ir::{
+    BinOp, Builtin, CmpOp, Expr, ExprKind, Function, Place, ScalarTy, Span, Stmt, UnOp, Var, VarId,
+    VarKind,
+};
+
+use crate::isl::{Ast, AstExpr, AstOp};
+use crate::scop::Scop;
+
+/// Code generation options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GenOptions {
+    /// Run loops marked parallel from their last iteration to their first (test mode).
+    pub reverse_parallel: bool,
+}
+
+/// Generation failed (an AST shape this generator does not handle).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("code generation: {0}")]
+pub struct GenError(pub String);
+
+struct Gen<'a> {
+    f: &'a mut Function,
+    scop: &'a Scop,
+    iters: HashMap<String, VarId>,
+    params: HashMap<String, VarId>,
+    span: Span,
+    opts: GenOptions,
+}
+
+fn e(kind: ExprKind, ty: ScalarTy, span: Span) -> Expr {
+    Expr {
+        kind,
+        ty: Some(ty),
+        span,
+    }
+}
+
+impl Gen<'_> {
+    fn int(&self, c: i64) -> Expr {
+        e(ExprKind::Int(c), ScalarTy::I64, self.span)
+    }
+    fn long_var(&self, v: VarId) -> Expr {
+        let t = self.f.var(v).scalar_ty();
+        let x = e(ExprKind::Var(v), t, self.span);
+        if t == ScalarTy::I64 {
+            x
+        } else {
+            e(ExprKind::Cast(Box::new(x)), ScalarTy::I64, self.span)
+        }
+    }
+    fn bin(&self, op: BinOp, a: Expr, b: Expr) -> Expr {
+        e(
+            ExprKind::Binary(op, Box::new(a), Box::new(b)),
+            ScalarTy::I64,
+            self.span,
+        )
+    }
+    fn cmp(&self, op: CmpOp, a: Expr, b: Expr) -> Expr {
+        let c = e(
+            ExprKind::Cmp(op, Box::new(a), Box::new(b)),
+            ScalarTy::I32,
+            self.span,
+        );
+        self.to_bool(c)
+    }
+    fn to_bool(&self, x: Expr) -> Expr {
+        e(ExprKind::Cast(Box::new(x)), ScalarTy::Bool, self.span)
+    }
+    fn cond_of(&self, c: Expr, a: Expr, b: Expr) -> Expr {
+        e(
+            ExprKind::Cond(Box::new(c), Box::new(a), Box::new(b)),
+            ScalarTy::I64,
+            self.span,
+        )
+    }
+
+    /// An integer expression (type long).
+    fn expr(&self, x: &AstExpr) -> Result<Expr, GenError> {
+        Ok(match x {
+            AstExpr::Int(c) => self.int(*c),
+            AstExpr::Id(n) => {
+                if let Some(v) = self.iters.get(n) {
+                    self.long_var(*v)
+                } else if let Some(v) = self.params.get(n) {
+                    self.long_var(*v)
+                } else {
+                    return Err(GenError(format!("unknown identifier `{n}` in the AST")));
+                }
+            }
+            AstExpr::Op(op, args) => {
+                let a = |i: usize| -> Result<Expr, GenError> {
+                    args.get(i)
+                        .ok_or_else(|| GenError(format!("{op:?} without argument {i}")))
+                        .and_then(|x| self.expr(x))
+                };
+                match op {
+                    AstOp::Add => self.bin(BinOp::Add, a(0)?, a(1)?),
+                    AstOp::Sub => self.bin(BinOp::Sub, a(0)?, a(1)?),
+                    AstOp::Mul => self.bin(BinOp::Mul, a(0)?, a(1)?),
+                    AstOp::Minus => e(
+                        ExprKind::Unary(UnOp::Neg, Box::new(a(0)?)),
+                        ScalarTy::I64,
+                        self.span,
+                    ),
+                    AstOp::Div | AstOp::PdivQ => self.bin(BinOp::Div, a(0)?, a(1)?),
+                    AstOp::PdivR | AstOp::ZdivR => self.bin(BinOp::Rem, a(0)?, a(1)?),
+                    AstOp::FdivQ => {
+                        // floor(x / d), d > 0: x >= 0 ? x / d : -((-x + d - 1) / d)
+                        let (x, d) = (a(0)?, a(1)?);
+                        let pos = self.bin(BinOp::Div, x.clone(), d.clone());
+                        let negx = e(
+                            ExprKind::Unary(UnOp::Neg, Box::new(x.clone())),
+                            ScalarTy::I64,
+                            self.span,
+                        );
+                        let num = self.bin(
+                            BinOp::Sub,
+                            self.bin(BinOp::Add, negx, d.clone()),
+                            self.int(1),
+                        );
+                        let q = self.bin(BinOp::Div, num, d);
+                        let neg = e(
+                            ExprKind::Unary(UnOp::Neg, Box::new(q)),
+                            ScalarTy::I64,
+                            self.span,
+                        );
+                        let c = self.cmp(CmpOp::Ge, x, self.int(0));
+                        self.cond_of(c, pos, neg)
+                    }
+                    AstOp::Min | AstOp::Max => {
+                        let b = if *op == AstOp::Min {
+                            Builtin::Min
+                        } else {
+                            Builtin::Max
+                        };
+                        let mut acc = a(0)?;
+                        for i in 1..args.len() {
+                            acc = e(
+                                ExprKind::Builtin(b, vec![acc, a(i)?]),
+                                ScalarTy::I64,
+                                self.span,
+                            );
+                        }
+                        acc
+                    }
+                    AstOp::Cond => {
+                        let c = self.cond(&args[0])?;
+                        self.cond_of(c, a(1)?, a(2)?)
+                    }
+                    _ => {
+                        // A boolean used as a value.
+                        let c = self.cond(x)?;
+                        self.cond_of(c, self.int(1), self.int(0))
+                    }
+                }
+            }
+        })
+    }
+
+    /// A condition (type bool).
+    fn cond(&self, x: &AstExpr) -> Result<Expr, GenError> {
+        let AstExpr::Op(op, args) = x else {
+            let v = self.expr(x)?;
+            return Ok(self.cmp(CmpOp::Ne, v, self.int(0)));
+        };
+        let two = || -> Result<(Expr, Expr), GenError> {
+            if args.len() != 2 {
+                return Err(GenError(format!("{op:?} with {} arguments", args.len())));
+            }
+            Ok((self.expr(&args[0])?, self.expr(&args[1])?))
+        };
+        Ok(match op {
+            AstOp::And | AstOp::Or => {
+                let (a, b) = (self.cond(&args[0])?, self.cond(&args[1])?);
+                let k = if *op == AstOp::And {
+                    ExprKind::LogAnd(Box::new(a), Box::new(b))
+                } else {
+                    ExprKind::LogOr(Box::new(a), Box::new(b))
+                };
+                self.to_bool(e(k, ScalarTy::I32, self.span))
+            }
+            AstOp::Eq => {
+                let (a, b) = two()?;
+                self.cmp(CmpOp::Eq, a, b)
+            }
+            AstOp::Le => {
+                let (a, b) = two()?;
+                self.cmp(CmpOp::Le, a, b)
+            }
+            AstOp::Lt => {
+                let (a, b) = two()?;
+                self.cmp(CmpOp::Lt, a, b)
+            }
+            AstOp::Ge => {
+                let (a, b) = two()?;
+                self.cmp(CmpOp::Ge, a, b)
+            }
+            AstOp::Gt => {
+                let (a, b) = two()?;
+                self.cmp(CmpOp::Gt, a, b)
+            }
+            _ => {
+                let v = self.expr(x)?;
+                self.cmp(CmpOp::Ne, v, self.int(0))
+            }
+        })
+    }
+
+    fn new_iter(&mut self, name: &str) -> VarId {
+        let id = VarId(self.f.vars.len() as u32);
+        self.f.vars.push(Var {
+            name: format!("{name}_t"),
+            kind: VarKind::Scalar(ScalarTy::I64),
+            dims: vec![],
+            is_param: false,
+            span: self.span,
+        });
+        self.iters.insert(name.to_string(), id);
+        id
+    }
+
+    fn assign(&self, v: VarId, value: Expr) -> Stmt {
+        let t = self.f.var(v).scalar_ty();
+        let value = if value.ty == Some(t) {
+            value
+        } else {
+            e(ExprKind::Cast(Box::new(value)), t, self.span)
+        };
+        Stmt::Expr(e(
+            ExprKind::Assign {
+                place: Place::Var(v),
+                op: None,
+                value: Box::new(value),
+            },
+            t,
+            self.span,
+        ))
+    }
+
+    fn node(&mut self, a: &Ast, parallel: bool) -> Result<Vec<Stmt>, GenError> {
+        Ok(match a {
+            Ast::Block(v) => {
+                let mut out = Vec::new();
+                for x in v {
+                    out.extend(self.node(x, false)?);
+                }
+                out
+            }
+            Ast::Mark(name, body) => self.node(body, name == "parallel")?,
+            Ast::If(c, t, els) => {
+                let cond = self.cond(c)?;
+                let then = self.node(t, false)?;
+                let els = match els {
+                    Some(x) => self.node(x, false)?,
+                    None => vec![],
+                };
+                vec![Stmt::If { cond, then, els }]
+            }
+            Ast::For {
+                it,
+                init,
+                cond,
+                inc,
+                body,
+            } => {
+                let v = self.new_iter(it);
+                let init_e = self.expr(init)?;
+                let inc_e = self.expr(inc)?;
+                let reverse = parallel
+                    && self.opts.reverse_parallel
+                    && *inc == AstExpr::Int(1)
+                    && matches!(cond, AstExpr::Op(AstOp::Le | AstOp::Lt, a) if a.len() == 2 && a[0] == AstExpr::Id(it.clone()));
+                let body = self.node(body, false)?;
+                let (start, test, step) = if reverse {
+                    let AstExpr::Op(op, args) = cond else {
+                        unreachable!()
+                    };
+                    let ub = self.expr(&args[1])?;
+                    let start = if *op == AstOp::Lt {
+                        self.bin(BinOp::Sub, ub, self.int(1))
+                    } else {
+                        ub
+                    };
+                    let test = self.cmp(CmpOp::Ge, self.long_var(v), init_e);
+                    let step = self.bin(BinOp::Sub, self.long_var(v), self.int(1));
+                    (start, test, step)
+                } else {
+                    let test = self.cond(cond)?;
+                    let step = self.bin(BinOp::Add, self.long_var(v), inc_e);
+                    (init_e, test, step)
+                };
+                let step = e(
+                    ExprKind::Assign {
+                        place: Place::Var(v),
+                        op: None,
+                        value: Box::new(step),
+                    },
+                    ScalarTy::I64,
+                    self.span,
+                );
+                vec![Stmt::Block(vec![
+                    Stmt::Decl {
+                        var: v,
+                        init: Some(start),
+                    },
+                    Stmt::While {
+                        cond: test,
+                        body,
+                        step: Some(step),
+                        is_for: true,
+                    },
+                ])]
+            }
+            Ast::User(call) => {
+                let AstExpr::Op(AstOp::Call, args) = call else {
+                    return Err(GenError(format!("statement node is not a call: {call:?}")));
+                };
+                let Some(AstExpr::Id(name)) = args.first() else {
+                    return Err(GenError("statement call without a name".into()));
+                };
+                let st = self
+                    .scop
+                    .stmts
+                    .iter()
+                    .find(|s| &s.name == name)
+                    .ok_or_else(|| GenError(format!("unknown statement {name}")))?;
+                if args.len() != st.loops.len() + 1 {
+                    return Err(GenError(format!(
+                        "{name} called with {} indices, has {} loops",
+                        args.len() - 1,
+                        st.loops.len()
+                    )));
+                }
+                let mut out = Vec::new();
+                for (l, a) in st.loops.iter().zip(&args[1..]) {
+                    let x = self.expr(a)?;
+                    out.push(self.assign(l.var, x));
+                }
+                out.push(st.body.clone());
+                vec![Stmt::Block(out)]
+            }
+        })
+    }
+}
+
+/// Generates the IR for a SCoP from its AST, adding the new loop counters to `f`.
+pub fn generate(
+    f: &mut Function,
+    scop: &Scop,
+    ast: &Ast,
+    opts: GenOptions,
+) -> Result<Vec<Stmt>, GenError> {
+    let params = scop
+        .params
+        .iter()
+        .map(|p| (scop.names[p].clone(), *p))
+        .collect();
+    let mut g = Gen {
+        f,
+        scop,
+        iters: HashMap::new(),
+        params,
+        span: scop.span,
+        opts,
+    };
+    g.node(ast, false)
+}

@@ -1,0 +1,1380 @@
+//! The one unsafe module of the polyhedral stage: a thin FFI layer over the isl library
+//! (built and linked by the `isl-rs` crate, which does not bind `isl_ast_build`, mark nodes
+//! or schedule-tree editing), with RAII wrappers.
+//!
+//! Ownership rules, stated once:
+//! * every wrapper owns exactly one isl reference to a non-NULL object and frees it on drop;
+//! * isl's `__isl_take` arguments are wrapper values passed by value (ownership moves into
+//!   isl; the wrapper is forgotten), `__isl_keep` arguments are borrowed (`&self`), and
+//!   `__isl_give` results become new wrappers;
+//! * a NULL result is an isl error (or a quota overrun): it becomes [`IslError`] with the
+//!   context's last message, never a wrapper;
+//! * every object of a computation lives in one [`Ctx`], which outlives them: wrappers borrow
+//!   the context with a lifetime.
+//!
+//! All computations are bounded: [`Ctx::new`] sets `isl_ctx_set_max_operations`, and an
+//! overrun surfaces as an [`IslError`] whose `quota` flag is set.
+
+#![allow(non_camel_case_types, unsafe_code)]
+
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int, c_long, c_ulong, c_void};
+
+// Force the static isl library of isl-rs into the link.
+use isl_rs as _;
+
+/// An isl failure (a NULL result), with isl's message when it gave one.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("isl: {msg}")]
+pub struct IslError {
+    /// What went wrong.
+    pub msg: String,
+    /// True when the operation bound (`isl_ctx_set_max_operations`) was exceeded.
+    pub quota: bool,
+}
+
+/// Result of an isl call.
+pub type IslResult<T> = Result<T, IslError>;
+
+#[repr(C)]
+struct isl_ctx {
+    _p: [u8; 0],
+}
+macro_rules! opaque {
+    ($($t:ident),*) => { $( #[repr(C)] struct $t { _p: [u8; 0] } )* };
+}
+opaque!(
+    isl_union_set,
+    isl_union_map,
+    isl_set,
+    isl_union_access_info,
+    isl_union_flow,
+    isl_schedule_constraints,
+    isl_schedule,
+    isl_schedule_node,
+    isl_ast_build,
+    isl_ast_node,
+    isl_ast_node_list,
+    isl_ast_expr,
+    isl_id,
+    isl_val,
+    isl_multi_val,
+    isl_space,
+    isl_multi_union_pw_aff,
+    isl_union_pw_aff
+);
+
+type isl_bool = c_int;
+type isl_size = c_int;
+
+extern "C" {
+    fn isl_ctx_alloc() -> *mut isl_ctx;
+    fn isl_ctx_free(ctx: *mut isl_ctx);
+    fn isl_ctx_set_max_operations(ctx: *mut isl_ctx, max: c_ulong);
+    fn isl_ctx_reset_operations(ctx: *mut isl_ctx);
+    fn isl_ctx_last_error(ctx: *mut isl_ctx) -> c_int;
+    fn isl_ctx_last_error_msg(ctx: *mut isl_ctx) -> *const c_char;
+    fn isl_ctx_reset_error(ctx: *mut isl_ctx);
+    fn isl_options_set_on_error(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_schedule_serialize_sccs(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_schedule_whole_component(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_schedule_outer_coincidence(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_schedule_maximize_band_depth(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_tile_scale_tile_loops(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_tile_shift_point_loops(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_ast_build_atomic_upper_bound(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_ast_build_prefer_pdiv(ctx: *mut isl_ctx, val: c_int) -> c_int;
+    fn isl_options_set_ast_build_detect_min_max(ctx: *mut isl_ctx, val: c_int) -> c_int;
+
+    fn free(p: *mut c_void);
+
+    fn isl_union_set_read_from_str(ctx: *mut isl_ctx, s: *const c_char) -> *mut isl_union_set;
+    fn isl_union_set_copy(s: *mut isl_union_set) -> *mut isl_union_set;
+    fn isl_union_set_free(s: *mut isl_union_set) -> *mut isl_union_set;
+    fn isl_union_set_to_str(s: *mut isl_union_set) -> *mut c_char;
+    fn isl_union_set_union(a: *mut isl_union_set, b: *mut isl_union_set) -> *mut isl_union_set;
+    fn isl_union_set_coalesce(s: *mut isl_union_set) -> *mut isl_union_set;
+    fn isl_union_set_is_subset(a: *mut isl_union_set, b: *mut isl_union_set) -> isl_bool;
+    fn isl_union_set_is_empty(a: *mut isl_union_set) -> isl_bool;
+    fn isl_union_set_apply(s: *mut isl_union_set, m: *mut isl_union_map) -> *mut isl_union_set;
+    fn isl_union_set_intersect_params(s: *mut isl_union_set, p: *mut isl_set)
+        -> *mut isl_union_set;
+    fn isl_union_set_n_set(s: *mut isl_union_set) -> isl_size;
+    fn isl_set_from_union_set(s: *mut isl_union_set) -> *mut isl_set;
+
+    fn isl_set_read_from_str(ctx: *mut isl_ctx, s: *const c_char) -> *mut isl_set;
+    fn isl_set_copy(s: *mut isl_set) -> *mut isl_set;
+    fn isl_set_free(s: *mut isl_set) -> *mut isl_set;
+    fn isl_set_to_str(s: *mut isl_set) -> *mut c_char;
+    fn isl_set_intersect(a: *mut isl_set, b: *mut isl_set) -> *mut isl_set;
+    fn isl_set_is_subset(a: *mut isl_set, b: *mut isl_set) -> isl_bool;
+    fn isl_set_is_empty(a: *mut isl_set) -> isl_bool;
+    fn isl_set_reset_tuple_id(s: *mut isl_set) -> *mut isl_set;
+    fn isl_set_intersect_params(s: *mut isl_set, p: *mut isl_set) -> *mut isl_set;
+
+    fn isl_union_map_read_from_str(ctx: *mut isl_ctx, s: *const c_char) -> *mut isl_union_map;
+    fn isl_union_map_copy(m: *mut isl_union_map) -> *mut isl_union_map;
+    fn isl_union_map_free(m: *mut isl_union_map) -> *mut isl_union_map;
+    fn isl_union_map_to_str(m: *mut isl_union_map) -> *mut c_char;
+    fn isl_union_map_union(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
+    fn isl_union_map_intersect(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
+    fn isl_union_map_subtract(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
+    fn isl_union_map_intersect_domain(
+        m: *mut isl_union_map,
+        s: *mut isl_union_set,
+    ) -> *mut isl_union_map;
+    fn isl_union_map_intersect_params(m: *mut isl_union_map, p: *mut isl_set)
+        -> *mut isl_union_map;
+    fn isl_union_map_apply_range(
+        a: *mut isl_union_map,
+        b: *mut isl_union_map,
+    ) -> *mut isl_union_map;
+    fn isl_union_map_apply_domain(
+        a: *mut isl_union_map,
+        b: *mut isl_union_map,
+    ) -> *mut isl_union_map;
+    fn isl_union_map_reverse(m: *mut isl_union_map) -> *mut isl_union_map;
+    fn isl_union_map_coalesce(m: *mut isl_union_map) -> *mut isl_union_map;
+    fn isl_union_map_is_empty(m: *mut isl_union_map) -> isl_bool;
+    fn isl_union_map_is_subset(a: *mut isl_union_map, b: *mut isl_union_map) -> isl_bool;
+    fn isl_union_map_deltas(m: *mut isl_union_map) -> *mut isl_union_set;
+    fn isl_union_map_range(m: *mut isl_union_map) -> *mut isl_union_set;
+    fn isl_union_map_from_multi_union_pw_aff(m: *mut isl_multi_union_pw_aff) -> *mut isl_union_map;
+
+    fn isl_union_access_info_from_sink(sink: *mut isl_union_map) -> *mut isl_union_access_info;
+    fn isl_union_access_info_set_must_source(
+        a: *mut isl_union_access_info,
+        m: *mut isl_union_map,
+    ) -> *mut isl_union_access_info;
+    fn isl_union_access_info_set_may_source(
+        a: *mut isl_union_access_info,
+        m: *mut isl_union_map,
+    ) -> *mut isl_union_access_info;
+    fn isl_union_access_info_set_schedule_map(
+        a: *mut isl_union_access_info,
+        m: *mut isl_union_map,
+    ) -> *mut isl_union_access_info;
+    fn isl_union_access_info_compute_flow(a: *mut isl_union_access_info) -> *mut isl_union_flow;
+    fn isl_union_flow_get_must_dependence(f: *mut isl_union_flow) -> *mut isl_union_map;
+    fn isl_union_flow_get_may_dependence(f: *mut isl_union_flow) -> *mut isl_union_map;
+    fn isl_union_flow_free(f: *mut isl_union_flow) -> *mut isl_union_flow;
+
+    fn isl_schedule_constraints_on_domain(d: *mut isl_union_set) -> *mut isl_schedule_constraints;
+    fn isl_schedule_constraints_set_context(
+        s: *mut isl_schedule_constraints,
+        c: *mut isl_set,
+    ) -> *mut isl_schedule_constraints;
+    fn isl_schedule_constraints_set_validity(
+        s: *mut isl_schedule_constraints,
+        m: *mut isl_union_map,
+    ) -> *mut isl_schedule_constraints;
+    fn isl_schedule_constraints_set_proximity(
+        s: *mut isl_schedule_constraints,
+        m: *mut isl_union_map,
+    ) -> *mut isl_schedule_constraints;
+    fn isl_schedule_constraints_set_coincidence(
+        s: *mut isl_schedule_constraints,
+        m: *mut isl_union_map,
+    ) -> *mut isl_schedule_constraints;
+    fn isl_schedule_constraints_compute_schedule(
+        s: *mut isl_schedule_constraints,
+    ) -> *mut isl_schedule;
+
+    fn isl_schedule_copy(s: *mut isl_schedule) -> *mut isl_schedule;
+    fn isl_schedule_free(s: *mut isl_schedule) -> *mut isl_schedule;
+    fn isl_schedule_to_str(s: *mut isl_schedule) -> *mut c_char;
+    fn isl_schedule_get_root(s: *mut isl_schedule) -> *mut isl_schedule_node;
+    fn isl_schedule_get_map(s: *mut isl_schedule) -> *mut isl_union_map;
+
+    fn isl_schedule_node_copy(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
+    fn isl_schedule_node_free(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
+    fn isl_schedule_node_get_type(n: *mut isl_schedule_node) -> c_int;
+    fn isl_schedule_node_n_children(n: *mut isl_schedule_node) -> isl_size;
+    fn isl_schedule_node_child(n: *mut isl_schedule_node, pos: c_int) -> *mut isl_schedule_node;
+    fn isl_schedule_node_parent(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
+    fn isl_schedule_node_has_parent(n: *mut isl_schedule_node) -> isl_bool;
+    fn isl_schedule_node_get_schedule(n: *mut isl_schedule_node) -> *mut isl_schedule;
+    fn isl_schedule_node_band_n_member(n: *mut isl_schedule_node) -> isl_size;
+    fn isl_schedule_node_band_member_get_coincident(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+    ) -> isl_bool;
+    fn isl_schedule_node_band_member_set_coincident(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+        c: c_int,
+    ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_band_get_permutable(n: *mut isl_schedule_node) -> isl_bool;
+    fn isl_schedule_node_band_set_permutable(
+        n: *mut isl_schedule_node,
+        p: c_int,
+    ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_band_tile(
+        n: *mut isl_schedule_node,
+        sizes: *mut isl_multi_val,
+    ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_band_split(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+    ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_band_get_space(n: *mut isl_schedule_node) -> *mut isl_space;
+    fn isl_schedule_node_band_get_partial_schedule(
+        n: *mut isl_schedule_node,
+    ) -> *mut isl_multi_union_pw_aff;
+    fn isl_schedule_node_band_get_partial_schedule_union_map(
+        n: *mut isl_schedule_node,
+    ) -> *mut isl_union_map;
+    fn isl_schedule_node_get_prefix_schedule_union_map(
+        n: *mut isl_schedule_node,
+    ) -> *mut isl_union_map;
+    fn isl_schedule_node_get_domain(n: *mut isl_schedule_node) -> *mut isl_union_set;
+    fn isl_schedule_node_insert_partial_schedule(
+        n: *mut isl_schedule_node,
+        s: *mut isl_multi_union_pw_aff,
+    ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_delete(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
+    fn isl_schedule_node_insert_mark(
+        n: *mut isl_schedule_node,
+        id: *mut isl_id,
+    ) -> *mut isl_schedule_node;
+
+    fn isl_multi_union_pw_aff_copy(m: *mut isl_multi_union_pw_aff) -> *mut isl_multi_union_pw_aff;
+    fn isl_multi_union_pw_aff_free(m: *mut isl_multi_union_pw_aff) -> *mut isl_multi_union_pw_aff;
+    fn isl_multi_union_pw_aff_get_union_pw_aff(
+        m: *mut isl_multi_union_pw_aff,
+        pos: c_int,
+    ) -> *mut isl_union_pw_aff;
+    fn isl_multi_union_pw_aff_set_union_pw_aff(
+        m: *mut isl_multi_union_pw_aff,
+        pos: c_int,
+        u: *mut isl_union_pw_aff,
+    ) -> *mut isl_multi_union_pw_aff;
+    fn isl_union_pw_aff_add(
+        a: *mut isl_union_pw_aff,
+        b: *mut isl_union_pw_aff,
+    ) -> *mut isl_union_pw_aff;
+
+    fn isl_multi_val_zero(space: *mut isl_space) -> *mut isl_multi_val;
+    fn isl_multi_val_set_val(
+        m: *mut isl_multi_val,
+        pos: c_int,
+        v: *mut isl_val,
+    ) -> *mut isl_multi_val;
+    fn isl_val_int_from_si(ctx: *mut isl_ctx, v: c_long) -> *mut isl_val;
+    fn isl_val_get_num_si(v: *mut isl_val) -> c_long;
+    fn isl_val_free(v: *mut isl_val) -> *mut isl_val;
+    fn isl_id_alloc(ctx: *mut isl_ctx, name: *const c_char, user: *mut c_void) -> *mut isl_id;
+    fn isl_id_get_name(id: *mut isl_id) -> *const c_char;
+    fn isl_id_free(id: *mut isl_id) -> *mut isl_id;
+
+    fn isl_ast_build_from_context(set: *mut isl_set) -> *mut isl_ast_build;
+    fn isl_ast_build_free(b: *mut isl_ast_build) -> *mut isl_ast_build;
+    fn isl_ast_build_node_from_schedule(
+        b: *mut isl_ast_build,
+        s: *mut isl_schedule,
+    ) -> *mut isl_ast_node;
+    fn isl_ast_node_free(n: *mut isl_ast_node) -> *mut isl_ast_node;
+    fn isl_ast_node_to_C_str(n: *mut isl_ast_node) -> *mut c_char;
+    fn isl_ast_node_get_type(n: *mut isl_ast_node) -> c_int;
+    fn isl_ast_node_for_get_iterator(n: *mut isl_ast_node) -> *mut isl_ast_expr;
+    fn isl_ast_node_for_get_init(n: *mut isl_ast_node) -> *mut isl_ast_expr;
+    fn isl_ast_node_for_get_cond(n: *mut isl_ast_node) -> *mut isl_ast_expr;
+    fn isl_ast_node_for_get_inc(n: *mut isl_ast_node) -> *mut isl_ast_expr;
+    fn isl_ast_node_for_get_body(n: *mut isl_ast_node) -> *mut isl_ast_node;
+    fn isl_ast_node_if_get_cond(n: *mut isl_ast_node) -> *mut isl_ast_expr;
+    fn isl_ast_node_if_get_then_node(n: *mut isl_ast_node) -> *mut isl_ast_node;
+    fn isl_ast_node_if_has_else_node(n: *mut isl_ast_node) -> isl_bool;
+    fn isl_ast_node_if_get_else_node(n: *mut isl_ast_node) -> *mut isl_ast_node;
+    fn isl_ast_node_block_get_children(n: *mut isl_ast_node) -> *mut isl_ast_node_list;
+    fn isl_ast_node_list_n_ast_node(l: *mut isl_ast_node_list) -> isl_size;
+    fn isl_ast_node_list_get_at(l: *mut isl_ast_node_list, i: c_int) -> *mut isl_ast_node;
+    fn isl_ast_node_list_free(l: *mut isl_ast_node_list) -> *mut isl_ast_node_list;
+    fn isl_ast_node_mark_get_id(n: *mut isl_ast_node) -> *mut isl_id;
+    fn isl_ast_node_mark_get_node(n: *mut isl_ast_node) -> *mut isl_ast_node;
+    fn isl_ast_node_user_get_expr(n: *mut isl_ast_node) -> *mut isl_ast_expr;
+    fn isl_ast_expr_free(e: *mut isl_ast_expr) -> *mut isl_ast_expr;
+    fn isl_ast_expr_get_type(e: *mut isl_ast_expr) -> c_int;
+    fn isl_ast_expr_get_op_type(e: *mut isl_ast_expr) -> c_int;
+    fn isl_ast_expr_get_op_n_arg(e: *mut isl_ast_expr) -> isl_size;
+    fn isl_ast_expr_get_op_arg(e: *mut isl_ast_expr, pos: c_int) -> *mut isl_ast_expr;
+    fn isl_ast_expr_get_id(e: *mut isl_ast_expr) -> *mut isl_id;
+    fn isl_ast_expr_get_val(e: *mut isl_ast_expr) -> *mut isl_val;
+}
+
+const ISL_ON_ERROR_CONTINUE: c_int = 1;
+const ISL_ERROR_QUOTA: c_int = 6;
+
+/// An isl context with a bound on the operations of each computation.
+pub struct Ctx {
+    raw: *mut isl_ctx,
+}
+
+impl Ctx {
+    /// A context whose computations stop after `max_operations` elementary isl operations
+    /// (counted from the last [`Ctx::reset_operations`]).
+    pub fn new(max_operations: u64) -> IslResult<Ctx> {
+        // SAFETY: plain allocation; checked for NULL.
+        let raw = unsafe { isl_ctx_alloc() };
+        if raw.is_null() {
+            return Err(IslError {
+                msg: "isl_ctx_alloc failed".into(),
+                quota: false,
+            });
+        }
+        // SAFETY: raw is a valid context.
+        unsafe {
+            isl_options_set_on_error(raw, ISL_ON_ERROR_CONTINUE);
+            isl_ctx_set_max_operations(raw, max_operations as c_ulong);
+            isl_options_set_tile_scale_tile_loops(raw, 0);
+            isl_options_set_tile_shift_point_loops(raw, 0);
+            isl_options_set_ast_build_atomic_upper_bound(raw, 1);
+            isl_options_set_ast_build_prefer_pdiv(raw, 1);
+            isl_options_set_ast_build_detect_min_max(raw, 0);
+        }
+        Ok(Ctx { raw })
+    }
+
+    /// Restarts the operation count.
+    pub fn reset_operations(&self) {
+        // SAFETY: valid context.
+        unsafe { isl_ctx_reset_operations(self.raw) }
+    }
+
+    /// Scheduler options: `serialize_sccs` (no fusion of strongly connected components),
+    /// `whole_component` (schedule whole components at once: maximal fusion).
+    pub fn set_fusion(&self, serialize_sccs: bool, whole_component: bool) {
+        // SAFETY: valid context.
+        unsafe {
+            isl_options_set_schedule_serialize_sccs(self.raw, serialize_sccs as c_int);
+            isl_options_set_schedule_whole_component(self.raw, whole_component as c_int);
+            isl_options_set_schedule_outer_coincidence(self.raw, 0);
+            isl_options_set_schedule_maximize_band_depth(self.raw, 1);
+        }
+    }
+
+    fn error(&self, what: &str) -> IslError {
+        // SAFETY: valid context; the message pointer is owned by isl and copied at once.
+        unsafe {
+            let code = isl_ctx_last_error(self.raw);
+            let p = isl_ctx_last_error_msg(self.raw);
+            let msg = if p.is_null() {
+                "unknown error".to_string()
+            } else {
+                CStr::from_ptr(p).to_string_lossy().into_owned()
+            };
+            isl_ctx_reset_error(self.raw);
+            let quota = code == ISL_ERROR_QUOTA;
+            IslError {
+                msg: if quota {
+                    format!("{what}: operation bound exceeded ({msg})")
+                } else {
+                    format!("{what}: {msg}")
+                },
+                quota,
+            }
+        }
+    }
+
+    fn check<T>(&self, p: *mut T, what: &str) -> IslResult<*mut T> {
+        if p.is_null() {
+            Err(self.error(what))
+        } else {
+            Ok(p)
+        }
+    }
+
+    fn bool(&self, b: isl_bool, what: &str) -> IslResult<bool> {
+        match b {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(self.error(what)),
+        }
+    }
+
+    /// Parses a union set.
+    pub fn union_set(&self, s: &str) -> IslResult<USet<'_>> {
+        let c = cstr(s)?;
+        // SAFETY: valid context and NUL-terminated string.
+        let p = unsafe { isl_union_set_read_from_str(self.raw, c.as_ptr()) };
+        Ok(USet {
+            raw: self.check(p, "parse union set")?,
+            ctx: self,
+        })
+    }
+
+    /// Parses a union map.
+    pub fn union_map(&self, s: &str) -> IslResult<UMap<'_>> {
+        let c = cstr(s)?;
+        // SAFETY: as above.
+        let p = unsafe { isl_union_map_read_from_str(self.raw, c.as_ptr()) };
+        Ok(UMap {
+            raw: self.check(p, "parse union map")?,
+            ctx: self,
+        })
+    }
+
+    /// Parses a set.
+    pub fn set(&self, s: &str) -> IslResult<Set<'_>> {
+        let c = cstr(s)?;
+        // SAFETY: as above.
+        let p = unsafe { isl_set_read_from_str(self.raw, c.as_ptr()) };
+        Ok(Set {
+            raw: self.check(p, "parse set")?,
+            ctx: self,
+        })
+    }
+}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        // SAFETY: every wrapper borrows the context, so none outlives it.
+        unsafe { isl_ctx_free(self.raw) }
+    }
+}
+
+fn cstr(s: &str) -> IslResult<CString> {
+    CString::new(s).map_err(|_| IslError {
+        msg: "string with NUL byte".into(),
+        quota: false,
+    })
+}
+
+/// Takes an isl-allocated string.
+///
+/// # Safety
+/// `p` is NULL or a string allocated by isl with malloc, owned by the caller.
+unsafe fn take_str(p: *mut c_char) -> String {
+    if p.is_null() {
+        return "<isl error>".into();
+    }
+    let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+    free(p as *mut c_void);
+    s
+}
+
+macro_rules! wrapper {
+    ($name:ident, $raw:ident, $copy:ident, $free:ident $(, $to_str:ident)?) => {
+        /// RAII owner of one isl reference (see the module docs).
+        pub struct $name<'c> {
+            raw: *mut $raw,
+            ctx: &'c Ctx,
+        }
+        impl<'c> $name<'c> {
+            /// Gives up ownership to an isl `__isl_take` argument.
+            fn take(self) -> *mut $raw {
+                let p = self.raw;
+                std::mem::forget(self);
+                p
+            }
+            /// The context the object lives in.
+            #[allow(dead_code)]
+            pub fn ctx(&self) -> &'c Ctx {
+                self.ctx
+            }
+            #[allow(dead_code)]
+            fn wrap(ctx: &'c Ctx, p: *mut $raw, what: &str) -> IslResult<Self> {
+                Ok($name { raw: ctx.check(p, what)?, ctx })
+            }
+        }
+        impl Clone for $name<'_> {
+            fn clone(&self) -> Self {
+                // SAFETY: valid object; copy returns a new reference (NULL only on
+                // allocation failure, which isl reports by aborting the copy: checked).
+                let p = unsafe { $copy(self.raw) };
+                assert!(!p.is_null(), "isl copy failed");
+                $name { raw: p, ctx: self.ctx }
+            }
+        }
+        impl Drop for $name<'_> {
+            fn drop(&mut self) {
+                // SAFETY: we own one reference.
+                unsafe { $free(self.raw); }
+            }
+        }
+        $(
+        impl std::fmt::Display for $name<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                // SAFETY: valid object; the string is ours to free (take_str).
+                let s = unsafe { take_str($to_str(self.raw)) };
+                f.write_str(&s)
+            }
+        }
+        )?
+    };
+}
+
+wrapper!(
+    USet,
+    isl_union_set,
+    isl_union_set_copy,
+    isl_union_set_free,
+    isl_union_set_to_str
+);
+wrapper!(
+    UMap,
+    isl_union_map,
+    isl_union_map_copy,
+    isl_union_map_free,
+    isl_union_map_to_str
+);
+wrapper!(Set, isl_set, isl_set_copy, isl_set_free, isl_set_to_str);
+wrapper!(
+    Schedule,
+    isl_schedule,
+    isl_schedule_copy,
+    isl_schedule_free,
+    isl_schedule_to_str
+);
+wrapper!(
+    SNode,
+    isl_schedule_node,
+    isl_schedule_node_copy,
+    isl_schedule_node_free
+);
+wrapper!(
+    Mupa,
+    isl_multi_union_pw_aff,
+    isl_multi_union_pw_aff_copy,
+    isl_multi_union_pw_aff_free
+);
+
+impl<'c> USet<'c> {
+    /// Union.
+    pub fn union(self, o: USet<'c>) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        USet::wrap(
+            c,
+            unsafe { isl_union_set_union(self.take(), o.take()) },
+            "union",
+        )
+    }
+    /// Simplified representation.
+    pub fn coalesce(self) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        USet::wrap(
+            c,
+            unsafe { isl_union_set_coalesce(self.take()) },
+            "coalesce",
+        )
+    }
+    /// Subset test.
+    pub fn is_subset(&self, o: &USet<'c>) -> IslResult<bool> {
+        // SAFETY: both kept.
+        self.ctx.bool(
+            unsafe { isl_union_set_is_subset(self.raw, o.raw) },
+            "is_subset",
+        )
+    }
+    /// Emptiness test.
+    pub fn is_empty(&self) -> IslResult<bool> {
+        // SAFETY: kept.
+        self.ctx
+            .bool(unsafe { isl_union_set_is_empty(self.raw) }, "is_empty")
+    }
+    /// The image under a map.
+    pub fn apply(self, m: UMap<'c>) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        USet::wrap(
+            c,
+            unsafe { isl_union_set_apply(self.take(), m.take()) },
+            "apply",
+        )
+    }
+    /// Adds parameter constraints.
+    pub fn intersect_params(self, p: Set<'c>) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        USet::wrap(
+            c,
+            unsafe { isl_union_set_intersect_params(self.take(), p.take()) },
+            "intersect_params",
+        )
+    }
+    /// Number of sets (spaces) in the union.
+    pub fn n_set(&self) -> IslResult<usize> {
+        // SAFETY: kept.
+        let n = unsafe { isl_union_set_n_set(self.raw) };
+        if n < 0 {
+            Err(self.ctx.error("n_set"))
+        } else {
+            Ok(n as usize)
+        }
+    }
+    /// The single set of a union over one space.
+    pub fn to_set(self) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        Set::wrap(
+            c,
+            unsafe { isl_set_from_union_set(self.take()) },
+            "from_union_set",
+        )
+    }
+}
+
+impl<'c> Set<'c> {
+    /// Intersection (parameters are aligned).
+    pub fn intersect(self, o: Set<'c>) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        Set::wrap(
+            c,
+            unsafe { isl_set_intersect(self.take(), o.take()) },
+            "intersect",
+        )
+    }
+    /// Adds parameter constraints.
+    pub fn intersect_params(self, p: Set<'c>) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        Set::wrap(
+            c,
+            unsafe { isl_set_intersect_params(self.take(), p.take()) },
+            "intersect_params",
+        )
+    }
+    /// Subset test.
+    pub fn is_subset(&self, o: &Set<'c>) -> IslResult<bool> {
+        // SAFETY: both kept.
+        self.ctx
+            .bool(unsafe { isl_set_is_subset(self.raw, o.raw) }, "is_subset")
+    }
+    /// Emptiness test.
+    pub fn is_empty(&self) -> IslResult<bool> {
+        // SAFETY: kept.
+        self.ctx
+            .bool(unsafe { isl_set_is_empty(self.raw) }, "is_empty")
+    }
+    /// Drops the tuple name.
+    pub fn reset_tuple_id(self) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        Set::wrap(
+            c,
+            unsafe { isl_set_reset_tuple_id(self.take()) },
+            "reset_tuple_id",
+        )
+    }
+}
+
+impl<'c> UMap<'c> {
+    /// Union.
+    pub fn union(self, o: UMap<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_union(self.take(), o.take()) },
+            "union",
+        )
+    }
+    /// Intersection.
+    pub fn intersect(self, o: UMap<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_intersect(self.take(), o.take()) },
+            "intersect",
+        )
+    }
+    /// Difference.
+    pub fn subtract(self, o: UMap<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_subtract(self.take(), o.take()) },
+            "subtract",
+        )
+    }
+    /// Restricts the domain.
+    pub fn intersect_domain(self, s: USet<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_intersect_domain(self.take(), s.take()) },
+            "intersect_domain",
+        )
+    }
+    /// Adds parameter constraints.
+    pub fn intersect_params(self, p: Set<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_intersect_params(self.take(), p.take()) },
+            "intersect_params",
+        )
+    }
+    /// Composition: `self` then `o`.
+    pub fn apply_range(self, o: UMap<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_apply_range(self.take(), o.take()) },
+            "apply_range",
+        )
+    }
+    /// Maps the domain through `o`.
+    pub fn apply_domain(self, o: UMap<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_apply_domain(self.take(), o.take()) },
+            "apply_domain",
+        )
+    }
+    /// Inverse relation.
+    pub fn reverse(self) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        UMap::wrap(c, unsafe { isl_union_map_reverse(self.take()) }, "reverse")
+    }
+    /// Simplified representation.
+    pub fn coalesce(self) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_coalesce(self.take()) },
+            "coalesce",
+        )
+    }
+    /// Emptiness test.
+    pub fn is_empty(&self) -> IslResult<bool> {
+        // SAFETY: kept.
+        self.ctx
+            .bool(unsafe { isl_union_map_is_empty(self.raw) }, "is_empty")
+    }
+    /// Subset test.
+    pub fn is_subset(&self, o: &UMap<'c>) -> IslResult<bool> {
+        // SAFETY: both kept.
+        self.ctx.bool(
+            unsafe { isl_union_map_is_subset(self.raw, o.raw) },
+            "is_subset",
+        )
+    }
+    /// The differences `y - x` of the pairs `x -> y` (same space on both sides).
+    pub fn deltas(self) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        USet::wrap(c, unsafe { isl_union_map_deltas(self.take()) }, "deltas")
+    }
+    /// The range.
+    pub fn range(self) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        USet::wrap(c, unsafe { isl_union_map_range(self.take()) }, "range")
+    }
+}
+
+/// Exact dataflow: the must and may dependences from `sources` to `sink` accesses.
+pub fn compute_flow<'c>(
+    sink: UMap<'c>,
+    must_source: UMap<'c>,
+    may_source: UMap<'c>,
+    schedule_map: UMap<'c>,
+) -> IslResult<(UMap<'c>, UMap<'c>)> {
+    let c = sink.ctx;
+    // SAFETY: each call takes its arguments; NULL is checked before the next use.
+    unsafe {
+        let a = c.check(isl_union_access_info_from_sink(sink.take()), "access info")?;
+        let a = c.check(
+            isl_union_access_info_set_must_source(a, must_source.take()),
+            "must",
+        )?;
+        let a = c.check(
+            isl_union_access_info_set_may_source(a, may_source.take()),
+            "may",
+        )?;
+        let a = c.check(
+            isl_union_access_info_set_schedule_map(a, schedule_map.take()),
+            "sched",
+        )?;
+        let f = c.check(isl_union_access_info_compute_flow(a), "compute_flow")?;
+        let must = isl_union_flow_get_must_dependence(f);
+        let may = isl_union_flow_get_may_dependence(f);
+        isl_union_flow_free(f);
+        let must = UMap::wrap(c, must, "must dependence");
+        let may = UMap::wrap(c, may, "may dependence");
+        Ok((must?, may?))
+    }
+}
+
+/// Runs isl's scheduler on `domain` with the given constraints.
+pub fn compute_schedule<'c>(
+    domain: USet<'c>,
+    context: Set<'c>,
+    validity: UMap<'c>,
+    proximity: UMap<'c>,
+    coincidence: UMap<'c>,
+) -> IslResult<Schedule<'c>> {
+    let c = domain.ctx;
+    // SAFETY: as in compute_flow.
+    unsafe {
+        let s = c.check(
+            isl_schedule_constraints_on_domain(domain.take()),
+            "constraints",
+        )?;
+        let s = c.check(
+            isl_schedule_constraints_set_context(s, context.take()),
+            "context",
+        )?;
+        let s = c.check(
+            isl_schedule_constraints_set_validity(s, validity.take()),
+            "validity",
+        )?;
+        let s = c.check(
+            isl_schedule_constraints_set_proximity(s, proximity.take()),
+            "prox",
+        )?;
+        let s = c.check(
+            isl_schedule_constraints_set_coincidence(s, coincidence.take()),
+            "coincidence",
+        )?;
+        Schedule::wrap(
+            c,
+            isl_schedule_constraints_compute_schedule(s),
+            "compute_schedule",
+        )
+    }
+}
+
+/// Kinds of schedule tree nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A band of schedule dimensions.
+    Band,
+    /// A context node.
+    Context,
+    /// The root domain.
+    Domain,
+    /// An expansion node.
+    Expansion,
+    /// An extension node.
+    Extension,
+    /// A filter.
+    Filter,
+    /// A leaf.
+    Leaf,
+    /// A guard.
+    Guard,
+    /// A mark.
+    Mark,
+    /// An ordered sequence of filters.
+    Sequence,
+    /// An unordered set of filters.
+    SetNode,
+}
+
+impl<'c> Schedule<'c> {
+    /// The root of the schedule tree.
+    pub fn root(&self) -> IslResult<SNode<'c>> {
+        // SAFETY: kept.
+        SNode::wrap(
+            self.ctx,
+            unsafe { isl_schedule_get_root(self.raw) },
+            "get_root",
+        )
+    }
+    /// The schedule as a flat map from statement instances to time.
+    pub fn map(&self) -> IslResult<UMap<'c>> {
+        // SAFETY: kept.
+        UMap::wrap(
+            self.ctx,
+            unsafe { isl_schedule_get_map(self.raw) },
+            "get_map",
+        )
+    }
+}
+
+impl<'c> SNode<'c> {
+    /// Node kind.
+    pub fn kind(&self) -> IslResult<NodeKind> {
+        // SAFETY: kept.
+        let t = unsafe { isl_schedule_node_get_type(self.raw) };
+        use NodeKind::*;
+        Ok(match t {
+            0 => Band,
+            1 => Context,
+            2 => Domain,
+            3 => Expansion,
+            4 => Extension,
+            5 => Filter,
+            6 => Leaf,
+            7 => Guard,
+            8 => Mark,
+            9 => Sequence,
+            10 => SetNode,
+            _ => return Err(self.ctx.error("node type")),
+        })
+    }
+    /// Number of children.
+    pub fn n_children(&self) -> IslResult<usize> {
+        // SAFETY: kept.
+        let n = unsafe { isl_schedule_node_n_children(self.raw) };
+        if n < 0 {
+            Err(self.ctx.error("n_children"))
+        } else {
+            Ok(n as usize)
+        }
+    }
+    /// Moves to child `i`.
+    pub fn child(self, i: usize) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        SNode::wrap(
+            c,
+            unsafe { isl_schedule_node_child(self.take(), i as c_int) },
+            "child",
+        )
+    }
+    /// Moves to the parent.
+    pub fn parent(self) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        SNode::wrap(
+            c,
+            unsafe { isl_schedule_node_parent(self.take()) },
+            "parent",
+        )
+    }
+    /// Whether the node has a parent.
+    pub fn has_parent(&self) -> IslResult<bool> {
+        // SAFETY: kept.
+        self.ctx.bool(
+            unsafe { isl_schedule_node_has_parent(self.raw) },
+            "has_parent",
+        )
+    }
+    /// The whole (modified) schedule this node belongs to.
+    pub fn schedule(&self) -> IslResult<Schedule<'c>> {
+        // SAFETY: kept.
+        Schedule::wrap(
+            self.ctx,
+            unsafe { isl_schedule_node_get_schedule(self.raw) },
+            "schedule",
+        )
+    }
+    /// Band: number of members.
+    pub fn band_n_member(&self) -> IslResult<usize> {
+        // SAFETY: kept.
+        let n = unsafe { isl_schedule_node_band_n_member(self.raw) };
+        if n < 0 {
+            Err(self.ctx.error("band_n_member"))
+        } else {
+            Ok(n as usize)
+        }
+    }
+    /// Band: whether member `i` is coincident.
+    pub fn band_coincident(&self, i: usize) -> IslResult<bool> {
+        // SAFETY: kept.
+        self.ctx.bool(
+            unsafe { isl_schedule_node_band_member_get_coincident(self.raw, i as c_int) },
+            "get_coincident",
+        )
+    }
+    /// Band: sets member `i`'s coincident flag.
+    pub fn band_set_coincident(self, i: usize, v: bool) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        SNode::wrap(
+            c,
+            unsafe {
+                isl_schedule_node_band_member_set_coincident(self.take(), i as c_int, v as c_int)
+            },
+            "set_coincident",
+        )
+    }
+    /// Band: whether the band is permutable.
+    pub fn band_permutable(&self) -> IslResult<bool> {
+        // SAFETY: kept.
+        self.ctx.bool(
+            unsafe { isl_schedule_node_band_get_permutable(self.raw) },
+            "permutable",
+        )
+    }
+    /// Band: sets the permutable flag.
+    pub fn band_set_permutable(self, v: bool) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        SNode::wrap(
+            c,
+            unsafe { isl_schedule_node_band_set_permutable(self.take(), v as c_int) },
+            "set_permutable",
+        )
+    }
+    /// Band: tiles with the given sizes (one per member); the node becomes the tile band,
+    /// whose child is the point band.
+    pub fn band_tile(self, sizes: &[i64]) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: the space is given to multi_val_zero, each val to set_val; node taken.
+        unsafe {
+            let space = c.check(isl_schedule_node_band_get_space(self.raw), "band space")?;
+            let mut mv = c.check(isl_multi_val_zero(space), "multi_val")?;
+            for (i, &s) in sizes.iter().enumerate() {
+                let v = c.check(isl_val_int_from_si(c.raw, s as c_long), "val")?;
+                mv = c.check(isl_multi_val_set_val(mv, i as c_int, v), "set_val")?;
+            }
+            SNode::wrap(c, isl_schedule_node_band_tile(self.take(), mv), "band_tile")
+        }
+    }
+    /// Band: splits after `pos` members; the node keeps the first `pos`.
+    pub fn band_split(self, pos: usize) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        SNode::wrap(
+            c,
+            unsafe { isl_schedule_node_band_split(self.take(), pos as c_int) },
+            "split",
+        )
+    }
+    /// Band: the partial schedule.
+    pub fn band_partial(&self) -> IslResult<Mupa<'c>> {
+        // SAFETY: kept.
+        Mupa::wrap(
+            self.ctx,
+            unsafe { isl_schedule_node_band_get_partial_schedule(self.raw) },
+            "partial schedule",
+        )
+    }
+    /// Band: the partial schedule as a union map.
+    pub fn band_partial_map(&self) -> IslResult<UMap<'c>> {
+        // SAFETY: kept.
+        UMap::wrap(
+            self.ctx,
+            unsafe { isl_schedule_node_band_get_partial_schedule_union_map(self.raw) },
+            "partial schedule map",
+        )
+    }
+    /// The schedule of the outer nodes, as a map.
+    pub fn prefix_map(&self) -> IslResult<UMap<'c>> {
+        // SAFETY: kept.
+        UMap::wrap(
+            self.ctx,
+            unsafe { isl_schedule_node_get_prefix_schedule_union_map(self.raw) },
+            "prefix schedule",
+        )
+    }
+    /// The statement instances that reach this node.
+    pub fn domain(&self) -> IslResult<USet<'c>> {
+        // SAFETY: kept.
+        USet::wrap(
+            self.ctx,
+            unsafe { isl_schedule_node_get_domain(self.raw) },
+            "node domain",
+        )
+    }
+    /// Replaces this band by one with schedule `s` (flags reset).
+    pub fn replace_band(self, s: Mupa<'c>) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: node and schedule taken; NULL checked in between.
+        unsafe {
+            let n = c.check(isl_schedule_node_delete(self.take()), "delete")?;
+            SNode::wrap(
+                c,
+                isl_schedule_node_insert_partial_schedule(n, s.take()),
+                "insert band",
+            )
+        }
+    }
+    /// Inserts a mark node named `name` above this node (the result points at the mark).
+    pub fn insert_mark(self, name: &str) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        let cs = cstr(name)?;
+        // SAFETY: id allocated (name copied by isl) and taken with the node.
+        unsafe {
+            let id = c.check(isl_id_alloc(c.raw, cs.as_ptr(), std::ptr::null_mut()), "id")?;
+            SNode::wrap(
+                c,
+                isl_schedule_node_insert_mark(self.take(), id),
+                "insert_mark",
+            )
+        }
+    }
+}
+
+impl<'c> Mupa<'c> {
+    /// Replaces member `dst` by the sum of members `dst` and `src` (a skew).
+    pub fn add_member(self, dst: usize, src: usize) -> IslResult<Mupa<'c>> {
+        let c = self.ctx;
+        // SAFETY: the getters give new references, add takes both, set takes the sum.
+        unsafe {
+            let a = c.check(
+                isl_multi_union_pw_aff_get_union_pw_aff(self.raw, dst as c_int),
+                "get member",
+            )?;
+            let b = isl_multi_union_pw_aff_get_union_pw_aff(self.raw, src as c_int);
+            let s = c.check(isl_union_pw_aff_add(a, b), "add")?;
+            Mupa::wrap(
+                c,
+                isl_multi_union_pw_aff_set_union_pw_aff(self.take(), dst as c_int, s),
+                "set member",
+            )
+        }
+    }
+    /// As a union map.
+    pub fn to_map(&self) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: a copy is taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_from_multi_union_pw_aff(self.clone().take()) },
+            "mupa to map",
+        )
+    }
+}
+
+/// An AST expression, converted out of isl.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AstExpr {
+    /// An integer.
+    Int(i64),
+    /// An identifier (loop iterator or parameter).
+    Id(String),
+    /// An operation with its isl operator and arguments.
+    Op(AstOp, Vec<AstExpr>),
+}
+
+/// isl AST operators (the subset isl generates for our schedules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AstOp {
+    /// `&&` (both forms)
+    And,
+    /// `||` (both forms)
+    Or,
+    /// max
+    Max,
+    /// min
+    Min,
+    /// unary minus
+    Minus,
+    /// +
+    Add,
+    /// -
+    Sub,
+    /// *
+    Mul,
+    /// exact division
+    Div,
+    /// floor division
+    FdivQ,
+    /// division with non-negative dividend
+    PdivQ,
+    /// remainder with non-negative dividend
+    PdivR,
+    /// remainder only compared with zero
+    ZdivR,
+    /// `c ? a : b` (both forms)
+    Cond,
+    /// ==
+    Eq,
+    /// <=
+    Le,
+    /// <
+    Lt,
+    /// >=
+    Ge,
+    /// >
+    Gt,
+    /// a call: the statement name is the first argument
+    Call,
+}
+
+/// An AST node, converted out of isl.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ast {
+    /// `for (it = init; cond; it += inc) body`
+    For {
+        /// Iterator name.
+        it: String,
+        /// Initial value.
+        init: AstExpr,
+        /// Loop condition.
+        cond: AstExpr,
+        /// Increment.
+        inc: AstExpr,
+        /// Body.
+        body: Box<Ast>,
+    },
+    /// `if`
+    If(AstExpr, Box<Ast>, Option<Box<Ast>>),
+    /// A sequence.
+    Block(Vec<Ast>),
+    /// A mark with its name.
+    Mark(String, Box<Ast>),
+    /// A statement instance: the call expression.
+    User(AstExpr),
+}
+
+/// Generates the AST of `schedule` under parameter `context`; returns the converted tree and
+/// isl's own C rendering of it.
+pub fn ast_from_schedule<'c>(context: Set<'c>, schedule: Schedule<'c>) -> IslResult<(Ast, String)> {
+    let c = context.ctx;
+    // SAFETY: build takes the context; node_from_schedule keeps the build, takes the
+    // schedule; every object is freed before returning.
+    unsafe {
+        let b = c.check(isl_ast_build_from_context(context.take()), "ast_build")?;
+        let n = isl_ast_build_node_from_schedule(b, schedule.take());
+        isl_ast_build_free(b);
+        let n = c.check(n, "ast from schedule")?;
+        let text = take_str(isl_ast_node_to_C_str(n));
+        let ast = convert_node(c, n);
+        isl_ast_node_free(n);
+        Ok((ast?, text))
+    }
+}
+
+/// # Safety
+/// `n` is a valid node (kept).
+unsafe fn convert_node(c: &Ctx, n: *mut isl_ast_node) -> IslResult<Ast> {
+    // Each getter gives a new reference, freed here after conversion.
+    unsafe fn expr(c: &Ctx, e: *mut isl_ast_expr) -> IslResult<AstExpr> {
+        let e = c.check(e, "ast expr")?;
+        let r = convert_expr(c, e);
+        isl_ast_expr_free(e);
+        r
+    }
+    unsafe fn node(c: &Ctx, n: *mut isl_ast_node) -> IslResult<Ast> {
+        let n = c.check(n, "ast node")?;
+        let r = convert_node(c, n);
+        isl_ast_node_free(n);
+        r
+    }
+    match isl_ast_node_get_type(n) {
+        1 => {
+            let it = match expr(c, isl_ast_node_for_get_iterator(n))? {
+                AstExpr::Id(s) => s,
+                other => {
+                    return Err(IslError {
+                        msg: format!("for iterator is not an identifier: {other:?}"),
+                        quota: false,
+                    })
+                }
+            };
+            Ok(Ast::For {
+                it,
+                init: expr(c, isl_ast_node_for_get_init(n))?,
+                cond: expr(c, isl_ast_node_for_get_cond(n))?,
+                inc: expr(c, isl_ast_node_for_get_inc(n))?,
+                body: Box::new(node(c, isl_ast_node_for_get_body(n))?),
+            })
+        }
+        2 => {
+            let cond = expr(c, isl_ast_node_if_get_cond(n))?;
+            let then = node(c, isl_ast_node_if_get_then_node(n))?;
+            let els = if c.bool(isl_ast_node_if_has_else_node(n), "has_else")? {
+                Some(Box::new(node(c, isl_ast_node_if_get_else_node(n))?))
+            } else {
+                None
+            };
+            Ok(Ast::If(cond, Box::new(then), els))
+        }
+        3 => {
+            let l = c.check(isl_ast_node_block_get_children(n), "block children")?;
+            let k = isl_ast_node_list_n_ast_node(l);
+            let mut out = Vec::new();
+            let mut res = Ok(());
+            for i in 0..k.max(0) {
+                match node(c, isl_ast_node_list_get_at(l, i)) {
+                    Ok(a) => out.push(a),
+                    Err(e) => {
+                        res = Err(e);
+                        break;
+                    }
+                }
+            }
+            isl_ast_node_list_free(l);
+            res?;
+            Ok(Ast::Block(out))
+        }
+        4 => {
+            let id = c.check(isl_ast_node_mark_get_id(n), "mark id")?;
+            let name = id_name(id);
+            isl_id_free(id);
+            Ok(Ast::Mark(
+                name,
+                Box::new(node(c, isl_ast_node_mark_get_node(n))?),
+            ))
+        }
+        5 => Ok(Ast::User(expr(c, isl_ast_node_user_get_expr(n))?)),
+        _ => Err(c.error("ast node type")),
+    }
+}
+
+/// # Safety
+/// `id` is valid (kept).
+unsafe fn id_name(id: *mut isl_id) -> String {
+    let p = isl_id_get_name(id);
+    if p.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+/// # Safety
+/// `e` is a valid expression (kept).
+unsafe fn convert_expr(c: &Ctx, e: *mut isl_ast_expr) -> IslResult<AstExpr> {
+    match isl_ast_expr_get_type(e) {
+        0 => {
+            let op = match isl_ast_expr_get_op_type(e) {
+                0 | 1 => AstOp::And,
+                2 | 3 => AstOp::Or,
+                4 => AstOp::Max,
+                5 => AstOp::Min,
+                6 => AstOp::Minus,
+                7 => AstOp::Add,
+                8 => AstOp::Sub,
+                9 => AstOp::Mul,
+                10 => AstOp::Div,
+                11 => AstOp::FdivQ,
+                12 => AstOp::PdivQ,
+                13 => AstOp::PdivR,
+                14 => AstOp::ZdivR,
+                15 | 16 => AstOp::Cond,
+                17 => AstOp::Eq,
+                18 => AstOp::Le,
+                19 => AstOp::Lt,
+                20 => AstOp::Ge,
+                21 => AstOp::Gt,
+                22 => AstOp::Call,
+                t => {
+                    return Err(IslError {
+                        msg: format!("unsupported AST operator {t}"),
+                        quota: false,
+                    })
+                }
+            };
+            let n = isl_ast_expr_get_op_n_arg(e);
+            let mut args = Vec::new();
+            for i in 0..n.max(0) {
+                let a = c.check(isl_ast_expr_get_op_arg(e, i), "op arg")?;
+                let r = convert_expr(c, a);
+                isl_ast_expr_free(a);
+                args.push(r?);
+            }
+            Ok(AstExpr::Op(op, args))
+        }
+        1 => {
+            let id = c.check(isl_ast_expr_get_id(e), "expr id")?;
+            let s = id_name(id);
+            isl_id_free(id);
+            Ok(AstExpr::Id(s))
+        }
+        2 => {
+            let v = c.check(isl_ast_expr_get_val(e), "expr val")?;
+            let x = isl_val_get_num_si(v);
+            isl_val_free(v);
+            Ok(AstExpr::Int(x))
+        }
+        _ => Err(c.error("ast expr type")),
+    }
+}

@@ -1,0 +1,283 @@
+//! Tessera's polyhedral stage (BACKGROUND §2–3): SCoP detection on the typed IR, the isl
+//! model (domains, original schedule, accesses, context), exact dependences, Pluto-style
+//! scheduling through isl with tiling, wavefronts and parallel marks, bounds proofs, and code
+//! generation from isl's AST back to the loop IR.
+//!
+//! The pipeline, per function ([`optimize`]):
+//! 1. [`scop::find_in_list`] finds maximal SCoPs in every statement list (recursing into the
+//!    statements that are not SCoPs) and records why rejected loop nests are not SCoPs;
+//! 2. [`model::analyse`] builds the isl model, computes flow/anti/output dependences,
+//!    schedules, tiles, skews and marks, proves accesses in bounds, and builds the AST — every
+//!    isl computation bounded by `isl_ctx_set_max_operations`; a failure or overrun leaves
+//!    the region as it was, with a note;
+//! 3. [`gen::generate`] turns the AST into IR statements that replace the region.
+//!
+//! [`Report::explain`] prints every stage's result as text (`tessera explain`).
+
+#![warn(missing_docs)]
+
+pub mod gen;
+pub mod isl;
+pub mod model;
+pub mod scop;
+
+use std::fmt::Write;
+
+use tessera_ir::{Function, Program, Span, Stmt};
+
+pub use gen::GenOptions;
+pub use model::{Analysis, CacheModel, Fusion, PolyOptions};
+pub use scop::{NotScop, Scop};
+
+/// What happened to one SCoP.
+#[derive(Debug, Clone)]
+pub struct ScopReport {
+    /// Function name.
+    pub func: String,
+    /// Source span of the region.
+    pub span: Span,
+    /// The model.
+    pub scop: Scop,
+    /// The analysis, when isl succeeded.
+    pub analysis: Option<Analysis>,
+    /// Why the region kept its original code, when it did.
+    pub fallback: Option<String>,
+    /// Milliseconds spent in isl and code generation.
+    pub ms: f64,
+}
+
+/// The polyhedral stage's report for a program.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// One entry per SCoP found.
+    pub scops: Vec<ScopReport>,
+    /// Loop nests that are not SCoPs, with the function name.
+    pub rejected: Vec<(String, NotScop)>,
+}
+
+/// Optimises every SCoP of `prog`; returns the transformed program and the report.
+pub fn optimize(prog: &Program, opts: &PolyOptions, gen: GenOptions) -> (Program, Report) {
+    let mut out = prog.clone();
+    let mut report = Report::default();
+    for f in &mut out.functions {
+        let mut body = std::mem::take(&mut f.body);
+        process_list(f, &mut body, opts, gen, &mut report);
+        f.body = body;
+    }
+    (out, report)
+}
+
+fn process_list(
+    f: &mut Function,
+    list: &mut Vec<Stmt>,
+    opts: &PolyOptions,
+    gen: GenOptions,
+    report: &mut Report,
+) {
+    let mut rejected = Vec::new();
+    let found = scop::find_in_list(f, list, &mut rejected);
+    report
+        .rejected
+        .extend(rejected.into_iter().map(|r| (f.name.clone(), r)));
+    let mut covered = vec![false; list.len()];
+    // Replace from the back so earlier indices stay valid.
+    let mut replaced: Vec<(usize, usize, Vec<Stmt>)> = Vec::new();
+    for fd in found {
+        for c in &mut covered[fd.start..fd.end] {
+            *c = true;
+        }
+        let t0 = std::time::Instant::now();
+        let (analysis, fallback, code) = match model::analyse(f, &fd.scop, opts) {
+            Ok(a) => match gen::generate(f, &fd.scop, &a.ast, gen) {
+                Ok(code) => (Some(a), None, Some(code)),
+                Err(e) => (
+                    Some(a),
+                    Some(format!("{e}; falling back to the plain JIT")),
+                    None,
+                ),
+            },
+            Err(e) => (None, Some(model::fallback_note(&e)), None),
+        };
+        if let Some(code) = code {
+            replaced.push((fd.start, fd.end, code));
+        }
+        report.scops.push(ScopReport {
+            func: f.name.clone(),
+            span: fd.scop.span,
+            scop: fd.scop,
+            analysis,
+            fallback,
+            ms: t0.elapsed().as_secs_f64() * 1e3,
+        });
+    }
+    // Recurse into what is not a SCoP.
+    for (i, s) in list.iter_mut().enumerate() {
+        if covered[i] {
+            continue;
+        }
+        match s {
+            Stmt::If { then, els, .. } => {
+                process_list(f, then, opts, gen, report);
+                process_list(f, els, opts, gen, report);
+            }
+            Stmt::While { body, .. } | Stmt::DoWhile { body, .. } => {
+                process_list(f, body, opts, gen, report)
+            }
+            Stmt::Block(b) => {
+                // A lowered `for` that is not a SCoP: look inside its body only (its
+                // header was reported already).
+                if let [Stmt::Decl { .. }, Stmt::While {
+                    body, is_for: true, ..
+                }] = b.as_mut_slice()
+                {
+                    process_list(f, body, opts, gen, report);
+                } else {
+                    process_list(f, b, opts, gen, report);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (start, end, code) in replaced.into_iter().rev() {
+        list.splice(start..end, [Stmt::Block(code)]);
+    }
+}
+
+fn indent(s: &str, by: &str) -> String {
+    s.lines().map(|l| format!("{by}{l}\n")).collect()
+}
+
+impl Report {
+    /// The report as text, for the functions named in `only` (all when empty).
+    pub fn explain(&self, prog: &Program, only: &[&str]) -> String {
+        let mut s = String::new();
+        let want = |f: &str| only.is_empty() || only.contains(&f);
+        let mut any = false;
+        for (k, r) in self.scops.iter().enumerate() {
+            if !want(&r.func) {
+                continue;
+            }
+            any = true;
+            let f = prog.function(&r.func).map(|x| x.1);
+            let _ = writeln!(
+                s,
+                "SCoP {} in `{}` at {} ({} statement{}, parameters [{}]; isl + codegen {:.1} ms)",
+                k + 1,
+                r.func,
+                r.span.loc(),
+                r.scop.stmts.len(),
+                if r.scop.stmts.len() == 1 { "" } else { "s" },
+                r.scop
+                    .params
+                    .iter()
+                    .map(|p| r.scop.names[p].clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                r.ms
+            );
+            s.push_str("  statements:\n");
+            for st in &r.scop.stmts {
+                let text = match (&st.body, f) {
+                    (Stmt::Expr(e), Some(f)) => tessera_ir::print::expr(prog, f, e),
+                    (Stmt::Decl { var, init: Some(e) }, Some(f)) => format!(
+                        "{} = {}",
+                        f.var(*var).name,
+                        tessera_ir::print::expr(prog, f, e)
+                    ),
+                    _ => String::new(),
+                };
+                let _ = writeln!(s, "    {} at {}: {}", st.name, st.span.loc(), text);
+            }
+            if let Some(fb) = &r.fallback {
+                let _ = writeln!(s, "  kept the original code: {fb}");
+            }
+            let Some(a) = &r.analysis else {
+                s.push('\n');
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                "  time: {}",
+                a.phase_ms
+                    .iter()
+                    .map(|(n, ms)| format!("{n} {ms:.1} ms"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let _ = writeln!(s, "  context:  {}", a.context);
+            let _ = writeln!(s, "  domain:   {}", a.domain);
+            let _ = writeln!(s, "  original schedule: {}", a.original_schedule);
+            let _ = writeln!(s, "  reads:    {}", a.reads);
+            let _ = writeln!(s, "  writes:   {}", a.writes);
+            s.push_str("  dependences:\n");
+            let _ = writeln!(s, "    flow:   {}", a.flow);
+            let _ = writeln!(s, "    anti:   {}", a.anti);
+            let _ = writeln!(s, "    output: {}", a.output);
+            let _ = writeln!(s, "  schedule computed by isl: {}", a.computed_schedule);
+            s.push_str("  bands:\n");
+            for b in &a.bands {
+                let _ = writeln!(
+                    s,
+                    "    depth {}: {} member{}, {}, parallel members [{}], {}",
+                    b.depth,
+                    b.members,
+                    if b.members == 1 { "" } else { "s" },
+                    if b.permutable {
+                        "permutable"
+                    } else {
+                        "not permutable"
+                    },
+                    b.coincident
+                        .iter()
+                        .map(|&c| if c { "yes" } else { "no" })
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    b.note
+                );
+            }
+            let _ = writeln!(s, "  final schedule: {}", a.final_schedule);
+            let _ = writeln!(s, "  parallel loops marked: {}", a.parallel_loops);
+            let (p, k): (Vec<_>, Vec<_>) = a.bounds.iter().partition(|b| b.proven);
+            let _ = writeln!(
+                s,
+                "  bounds: {} access{} proven in bounds, {} kept guarded",
+                p.len(),
+                if p.len() == 1 { "" } else { "es" },
+                k.len()
+            );
+            for b in &a.bounds {
+                let _ = writeln!(
+                    s,
+                    "    {} {} at {}: {}",
+                    if b.proven { "proven" } else { "guarded" },
+                    b.access,
+                    b.loc,
+                    if b.proven {
+                        "within the declared extents"
+                    } else {
+                        &b.why
+                    }
+                );
+            }
+            s.push_str("  generated loop nest:\n");
+            s.push_str(&indent(&a.c_code, "    "));
+            s.push('\n');
+        }
+        for (func, r) in &self.rejected {
+            if !want(func) {
+                continue;
+            }
+            any = true;
+            let _ = writeln!(
+                s,
+                "not a SCoP in `{func}` at {}: {}",
+                r.span.loc(),
+                r.reason
+            );
+        }
+        if !any {
+            s.push_str("no loop nests\n");
+        }
+        s
+    }
+}

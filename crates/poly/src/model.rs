@@ -1,0 +1,575 @@
+//! The isl model of a SCoP and everything computed on it: exact dependences, the schedule
+//! (isl's Pluto-like scheduler, tiling, wavefronts, parallel marks), bounds proofs and the
+//! AST.
+
+use std::collections::HashMap;
+
+use tessera_ir::{Function, VarId};
+
+use crate::isl::{self, Ast, Ctx, IslError, IslResult, NodeKind, SNode, Schedule, UMap, USet};
+use crate::scop::{AccessKind, Scop};
+
+/// Fusion choice of the scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fusion {
+    /// isl's default: fuse strongly connected components where it finds a good schedule.
+    #[default]
+    Smart,
+    /// Schedule whole components at once (maximal fusion).
+    Max,
+    /// Serialise strongly connected components (no fusion).
+    None,
+}
+
+/// Options of the polyhedral stage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolyOptions {
+    /// Fusion choice.
+    pub fusion: Fusion,
+    /// Tile sizes per band member (overrides the cache model; the last entry repeats).
+    pub tile_sizes: Option<Vec<i64>>,
+    /// Whether to tile permutable bands of two or more members.
+    pub tile: bool,
+    /// Bound on the elementary isl operations of each SCoP's analysis.
+    pub max_operations: u64,
+}
+
+impl Default for PolyOptions {
+    fn default() -> Self {
+        PolyOptions {
+            fusion: Fusion::Smart,
+            tile_sizes: None,
+            tile: true,
+            max_operations: 20_000_000,
+        }
+    }
+}
+
+/// The cache model behind the default tile sizes: sizes from sysfs (fallback 32 KiB L1d,
+/// 512 KiB L2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CacheModel {
+    /// L1 data cache bytes.
+    pub l1: u64,
+    /// L2 cache bytes (per core).
+    pub l2: u64,
+}
+
+impl CacheModel {
+    /// Reads `/sys/devices/system/cpu/cpu0/cache`.
+    pub fn detect() -> CacheModel {
+        let mut m = CacheModel {
+            l1: 32 << 10,
+            l2: 512 << 10,
+        };
+        for i in 0..8 {
+            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+            let rd = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
+            let (Some(level), Some(ty), Some(size)) = (rd("level"), rd("type"), rd("size")) else {
+                continue;
+            };
+            let size = size.trim();
+            let bytes = size
+                .strip_suffix('K')
+                .and_then(|s| s.parse::<u64>().ok())
+                .map(|k| k << 10)
+                .or_else(|| {
+                    size.strip_suffix('M')
+                        .and_then(|s| s.parse::<u64>().ok())
+                        .map(|k| k << 20)
+                });
+            let Some(bytes) = bytes else { continue };
+            match (level.trim(), ty.trim()) {
+                ("1", "Data") => m.l1 = bytes,
+                ("2", _) => m.l2 = bytes,
+                _ => {}
+            }
+        }
+        m
+    }
+
+    /// Tile size for a band of `depth` members touching `arrays` arrays of 8-byte elements:
+    /// the largest power of two T with `arrays · T^2 · 8 ≤ L2 / 2` (a 2-D tile of every
+    /// array in half the L2), clamped to 16..=256; for 1-member bands, no tiling.
+    pub fn tile_size(&self, arrays: usize) -> i64 {
+        let budget = (self.l2 / 2) as f64 / (arrays.max(1) as f64 * 8.0);
+        let t = budget.sqrt();
+        let mut p = 16i64;
+        while (p * 2) as f64 <= t && p < 256 {
+            p *= 2;
+        }
+        p
+    }
+}
+
+/// One band of the final schedule, for `explain`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandInfo {
+    /// Depth in the tree (number of band ancestors).
+    pub depth: usize,
+    /// Members.
+    pub members: usize,
+    /// Permutable.
+    pub permutable: bool,
+    /// isl's coincident flags.
+    pub coincident: Vec<bool>,
+    /// What was done: "tiled 32x32", "point band", "wavefront (skewed t0 + t1)", ...
+    pub note: String,
+}
+
+/// An access and whether isl proved it in bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundsProof {
+    /// Statement name.
+    pub stmt: String,
+    /// The access in isl notation.
+    pub access: String,
+    /// Proven within the declared extents for every instance.
+    pub proven: bool,
+    /// Why not, when not.
+    pub why: String,
+    /// Source location.
+    pub loc: tessera_ir::Loc,
+}
+
+/// Everything the polyhedral stage computed for one SCoP.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Parameter context.
+    pub context: String,
+    /// Iteration domains.
+    pub domain: String,
+    /// Original schedule.
+    pub original_schedule: String,
+    /// Read accesses.
+    pub reads: String,
+    /// Write accesses.
+    pub writes: String,
+    /// Flow (read-after-write) dependences.
+    pub flow: String,
+    /// Anti (write-after-read) dependences.
+    pub anti: String,
+    /// Output (write-after-write) dependences.
+    pub output: String,
+    /// The schedule tree isl computed.
+    pub computed_schedule: String,
+    /// The final schedule tree (tiled, skewed, marked).
+    pub final_schedule: String,
+    /// Bands.
+    pub bands: Vec<BandInfo>,
+    /// Bounds proofs per access.
+    pub bounds: Vec<BoundsProof>,
+    /// The generated loop nest (isl's C rendering).
+    pub c_code: String,
+    /// The AST.
+    pub ast: Ast,
+    /// Number of loops marked parallel.
+    pub parallel_loops: usize,
+    /// Milliseconds per phase (dependences, scheduling, tiling/marking, bounds, AST).
+    pub phase_ms: Vec<(&'static str, f64)>,
+}
+
+/// Text of the model.
+pub struct ModelText {
+    params: String,
+    domain: String,
+    sched: String,
+    reads: String,
+    writes: String,
+    context: String,
+}
+
+/// Builds the isl text of a SCoP's model.
+pub fn model_text(f: &Function, s: &Scop) -> ModelText {
+    let names = &s.names;
+    let params: Vec<&str> = s.params.iter().map(|p| names[p].as_str()).collect();
+    let params = format!("[{}]", params.join(", "));
+    let tuple = |st: &crate::scop::PolyStmt| {
+        let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
+        format!("{}[{}]", st.name, its.join(", "))
+    };
+    let mut dom = Vec::new();
+    let mut sched = Vec::new();
+    let maxlen = s.stmts.iter().map(|st| st.sched.len()).max().unwrap_or(0);
+    let (mut reads, mut writes) = (Vec::new(), Vec::new());
+    for st in &s.stmts {
+        let t = tuple(st);
+        if st.constraints.is_empty() {
+            dom.push(t.clone());
+        } else {
+            dom.push(format!("{t} : {}", st.constraints.join(" and ")));
+        }
+        let mut dims = st.sched.clone();
+        dims.resize(maxlen, "0".into());
+        sched.push(format!("{t} -> [{}]", dims.join(", ")));
+        for a in &st.accesses {
+            let idx: Vec<String> = a.idx.iter().map(|x| x.to_isl(names)).collect();
+            let m = format!("{t} -> {}[{}]", names[&a.var], idx.join(", "));
+            match a.kind {
+                AccessKind::Read => reads.push(m),
+                AccessKind::Write => writes.push(m),
+            }
+        }
+    }
+    // Context: declared extents are non-negative.
+    let mut ctx = Vec::new();
+    for a in &s.arrays {
+        for e in a.extents.iter().flatten() {
+            ctx.push(format!("{} >= 0", e.to_isl(names)));
+        }
+    }
+    let _ = f;
+    let wrap = |v: &[String]| format!("{params} -> {{ {} }}", v.join("; "));
+    ModelText {
+        domain: wrap(&dom),
+        sched: wrap(&sched),
+        reads: wrap(&reads),
+        writes: wrap(&writes),
+        context: if ctx.is_empty() {
+            format!("{params} -> {{ : }}")
+        } else {
+            format!("{params} -> {{ : {} }}", ctx.join(" and "))
+        },
+        params,
+    }
+}
+
+/// Runs the whole analysis of a SCoP: dependences, schedule, bounds, AST.
+pub fn analyse(f: &Function, s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
+    let mut phase_ms = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |name: &'static str| {
+        let now = std::time::Instant::now();
+        phase_ms.push((name, (now - clock).as_secs_f64() * 1e3));
+        clock = now;
+    };
+    let ctx = Ctx::new(opts.max_operations)?;
+    ctx.set_fusion(opts.fusion == Fusion::None, opts.fusion == Fusion::Max);
+    let t = model_text(f, s);
+    let context = ctx.set(&t.context)?;
+    let domain = ctx
+        .union_set(&t.domain)?
+        .intersect_params(context.clone())?;
+    let sched = ctx.union_map(&t.sched)?.intersect_domain(domain.clone())?;
+    let reads = ctx.union_map(&t.reads)?.intersect_domain(domain.clone())?;
+    let writes = ctx.union_map(&t.writes)?.intersect_domain(domain.clone())?;
+    let empty = ctx.union_map(&format!("{} -> {{ }}", t.params))?;
+
+    let (flow, _) = isl::compute_flow(reads.clone(), writes.clone(), empty.clone(), sched.clone())?;
+    let (output, _) =
+        isl::compute_flow(writes.clone(), writes.clone(), empty.clone(), sched.clone())?;
+    let (_, anti_may) =
+        isl::compute_flow(writes.clone(), writes.clone(), reads.clone(), sched.clone())?;
+    // The may dependences include the write sources (output); keep read sources only.
+    let anti = anti_may.subtract(output.clone())?;
+    // Shown as isl computed them (one piece per source access); coalesced for scheduling.
+    let deps = flow
+        .clone()
+        .union(anti.clone())?
+        .union(output.clone())?
+        .coalesce()?;
+    lap("model + dependences");
+
+    let schedule = isl::compute_schedule(
+        domain.clone(),
+        context.clone(),
+        deps.clone(),
+        deps.clone(),
+        deps.clone(),
+    )?;
+    let computed_schedule = schedule.to_string();
+    lap("scheduling");
+
+    let mut bands = Vec::new();
+    let arrays = s.arrays.iter().filter(|a| !a.extents.is_empty()).count();
+    let tile = opts.tile_sizes.clone().unwrap_or_else(|| {
+        let t = CacheModel::detect().tile_size(arrays);
+        vec![t]
+    });
+    let (schedule, parallel_loops) = transform(
+        s.stmts.len() == 1,
+        &schedule,
+        &deps,
+        &tile,
+        opts.tile,
+        &mut bands,
+    )?;
+    let final_schedule = schedule.to_string();
+    lap("tiling, wavefront, parallel marks");
+
+    let bounds = prove_bounds(&ctx, s, &t, &domain, &context)?;
+    lap("bounds proofs");
+    let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule)?;
+    lap("AST generation");
+    Ok(Analysis {
+        context: context.to_string(),
+        domain: domain.to_string(),
+        original_schedule: sched.to_string(),
+        reads: reads.to_string(),
+        writes: writes.to_string(),
+        flow: flow.to_string(),
+        anti: anti.to_string(),
+        output: output.to_string(),
+        computed_schedule,
+        final_schedule,
+        bands,
+        bounds,
+        c_code,
+        ast,
+        parallel_loops,
+        phase_ms,
+    })
+}
+
+/// Whether member `k` of the band at `node` carries no dependence of `deps`, given the
+/// outer schedule (exact, by the deltas of the dependences in the band's space).
+fn member_parallel<'c>(node: &SNode<'c>, deps: &UMap<'c>, k: usize) -> IslResult<bool> {
+    let prefix = node.prefix_map()?;
+    let same_prefix = prefix.clone().apply_range(prefix.reverse()?)?;
+    let live = deps.clone().intersect(same_prefix)?;
+    let part = node.band_partial_map()?;
+    let d = live.apply_domain(part.clone())?.apply_range(part)?;
+    if d.is_empty()? {
+        return Ok(true);
+    }
+    let delta = d.deltas()?;
+    if delta.is_empty()? {
+        return Ok(true);
+    }
+    let n = node.band_n_member()?;
+    let delta = delta.to_set()?.reset_tuple_id()?;
+    let vars: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
+    let mut cons: Vec<String> = (0..k).map(|i| format!("d{i} = 0")).collect();
+    cons.push(format!("(d{k} < 0 or d{k} > 0)"));
+    let carried = delta.ctx().set(&format!(
+        "{{ [{}] : {} }}",
+        vars.join(", "),
+        cons.join(" and ")
+    ))?;
+    delta.intersect(carried)?.is_empty()
+}
+
+/// Tiles permutable bands, skews tile bands into wavefronts where no outer member is
+/// parallel, and marks the outermost parallel member of each band nest "parallel".
+fn transform<'c>(
+    single: bool,
+    schedule: &Schedule<'c>,
+    deps: &UMap<'c>,
+    tile: &[i64],
+    do_tile: bool,
+    bands: &mut Vec<BandInfo>,
+) -> IslResult<(Schedule<'c>, usize)> {
+    let mut node = schedule.root()?;
+    let mut marked = 0;
+    // Depth-first walk with an explicit path of child positions.
+    visit(
+        single,
+        &mut node,
+        deps,
+        tile,
+        do_tile,
+        bands,
+        0,
+        false,
+        &mut marked,
+    )?;
+    while node.has_parent()? {
+        node = node.parent()?;
+    }
+    Ok((node.schedule()?, marked))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn visit<'c>(
+    single: bool,
+    node: &mut SNode<'c>,
+    deps: &UMap<'c>,
+    tile: &[i64],
+    do_tile: bool,
+    bands: &mut Vec<BandInfo>,
+    depth: usize,
+    inside_parallel: bool,
+    marked: &mut usize,
+) -> IslResult<()> {
+    let mut inside_parallel = inside_parallel;
+    let mut depth = depth;
+    let mut do_tile = do_tile;
+    // Levels `node` moved down (below inserted marks / split bands); undone at the end so
+    // that the caller finds `node` where it was.
+    let mut extra = 0;
+    if node.kind()? == NodeKind::Band {
+        let n = node.band_n_member()?;
+        let permutable = node.band_permutable()?;
+        let coincident: Vec<bool> = (0..n)
+            .map(|i| node.band_coincident(i))
+            .collect::<IslResult<_>>()?;
+        let mut note = String::new();
+        if do_tile && permutable && n >= 2 {
+            let sizes: Vec<i64> = (0..n)
+                .map(|i| *tile.get(i).unwrap_or_else(|| tile.last().unwrap_or(&32)))
+                .collect();
+            let t = node.clone().band_tile(&sizes)?;
+            *node = t;
+            // The point band and what splitting leaves below are not tiled again.
+            do_tile = false;
+            note = format!(
+                "tiled {}",
+                sizes
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x")
+            );
+            // Wavefront: no member of the tile band is parallel, but it is permutable.
+            let any_par = (0..n)
+                .map(|k| member_parallel(node, deps, k))
+                .collect::<IslResult<Vec<bool>>>()?;
+            // Only for two-member bands of one statement: on multi-statement or deeper
+            // bands (jacobi-1d/2d) isl's AST generation took 1-19 s on the skewed tiles,
+            // and it does not honour the operation bound.
+            if n == 2 && single && !inside_parallel && !any_par.iter().any(|&p| p) {
+                let skewed = node.band_partial()?.add_member(0, 1)?;
+                let mut nn = node.clone().replace_band(skewed)?;
+                nn = nn.band_set_permutable(true)?;
+                *node = nn;
+                note.push_str("; wavefront: tile member 0 skewed to t0 + t1");
+            }
+        }
+        // Parallel mark on the outermost parallel member, unless an outer loop is parallel.
+        let n2 = node.band_n_member()?;
+        let par: Vec<bool> = (0..n2)
+            .map(|k| member_parallel(node, deps, k))
+            .collect::<IslResult<_>>()?;
+        bands.push(BandInfo {
+            depth,
+            members: n2,
+            permutable: node.band_permutable()?,
+            coincident: if note.is_empty() {
+                coincident
+            } else {
+                par.clone()
+            },
+            note: if note.is_empty() {
+                "not tiled".into()
+            } else {
+                note
+            },
+        });
+        if !inside_parallel {
+            if let Some(k) = par.iter().position(|&p| p) {
+                let mut nn = node.clone();
+                if k > 0 {
+                    nn = nn.band_split(k)?.child(0)?;
+                    extra += 1;
+                }
+                if nn.band_n_member()? > 1 {
+                    nn = nn.band_split(1)?;
+                }
+                nn = nn.band_set_coincident(0, true)?;
+                nn = nn.insert_mark("parallel")?.child(0)?;
+                extra += 1;
+                *node = nn;
+                *marked += 1;
+                inside_parallel = true;
+            }
+        }
+        depth += 1;
+    }
+    let k = node.n_children()?;
+    for i in 0..k {
+        let c = node.clone().child(i)?;
+        let mut c = c;
+        visit(
+            single,
+            &mut c,
+            deps,
+            tile,
+            do_tile,
+            bands,
+            depth,
+            inside_parallel,
+            marked,
+        )?;
+        *node = c.parent()?;
+    }
+    for _ in 0..extra {
+        *node = node.clone().parent()?;
+    }
+    Ok(())
+}
+
+/// For each access: is its image of the domain within the array's declared extents?
+fn prove_bounds<'c>(
+    ctx: &'c Ctx,
+    s: &Scop,
+    t: &ModelText,
+    domain: &USet<'c>,
+    context: &isl::Set<'c>,
+) -> IslResult<Vec<BoundsProof>> {
+    let names = &s.names;
+    let extents: HashMap<VarId, &Vec<Option<crate::scop::Aff>>> =
+        s.arrays.iter().map(|a| (a.var, &a.extents)).collect();
+    let mut out = Vec::new();
+    for st in &s.stmts {
+        let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
+        let tuple = format!("{}[{}]", st.name, its.join(", "));
+        for a in &st.accesses {
+            if a.idx.is_empty() {
+                continue;
+            }
+            let idx: Vec<String> = a.idx.iter().map(|x| x.to_isl(names)).collect();
+            let access = format!("{tuple} -> {}[{}]", names[&a.var], idx.join(", "));
+            let ext = extents.get(&a.var).copied();
+            let (proven, why) = match ext {
+                Some(e) if e.len() == a.idx.len() && e.iter().all(|x| x.is_some()) => {
+                    let vars: Vec<String> = (0..e.len()).map(|i| format!("x{i}")).collect();
+                    let cons: Vec<String> = e
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| format!("0 <= x{i} < {}", x.as_ref().unwrap().to_isl(names)))
+                        .collect();
+                    let within = ctx.union_set(&format!(
+                        "{} -> {{ {}[{}] : {} }}",
+                        t.params,
+                        names[&a.var],
+                        vars.join(", "),
+                        cons.join(" and ")
+                    ))?;
+                    let m = ctx
+                        .union_map(&format!("{} -> {{ {access} }}", t.params))?
+                        .intersect_params(context.clone())?;
+                    let image = domain.clone().apply(m)?;
+                    if image.is_subset(&within)? {
+                        (true, String::new())
+                    } else {
+                        (false, "some instance may fall outside the extents".into())
+                    }
+                }
+                _ => (
+                    false,
+                    "the array's extents are not affine in the parameters".into(),
+                ),
+            };
+            out.push(BoundsProof {
+                stmt: st.name.clone(),
+                access,
+                proven,
+                why,
+                loc: a.span.loc(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// An isl failure as the note of a fallback.
+pub fn fallback_note(e: &IslError) -> String {
+    if e.quota {
+        format!(
+            "isl operation bound exceeded ({}); falling back to the plain JIT",
+            e.msg
+        )
+    } else {
+        format!("{}; falling back to the plain JIT", e.msg)
+    }
+}

@@ -1,0 +1,957 @@
+//! SCoP detection and model extraction on the typed IR.
+//!
+//! A static control part (SCoP) is a maximal run of consecutive statements of one statement
+//! list that contains at least one loop and whose loops are `for (int i = lb; cond; i += s)`
+//! with affine `lb`, a condition monotone in `i`, a constant step, and a body that never
+//! assigns `i`, breaks, continues or returns; whose `if` conditions and array subscripts are
+//! affine in the enclosing counters and the *parameters* (integer scalars the region does
+//! not write); and that calls no function of the program and declares no local array.
+//! Everything else stays on the plain JIT path, and [`NotScop`] says why (which construct,
+//! which line).
+//!
+//! The model of a SCoP is text in isl notation (parsed by the scheduler stage): per leaf
+//! statement (expression or scalar declaration) `S<k>`, its iteration domain, its position
+//! in the original 2d+1 schedule (decrementing loops contribute `-i`), and its accesses.
+//! Scalars the region writes are zero-dimensional arrays (`s[]`), modelled conservatively
+//! (no privatisation).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write;
+
+use tessera_ir::{
+    Arg, BinOp, CmpOp, Expr, ExprKind, Function, Place, ScalarTy, Span, Stmt, UnOp, VarId,
+};
+
+/// Why a loop nest is not a SCoP.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotScop {
+    /// The offending construct.
+    pub span: Span,
+    /// What is wrong, for `explain`.
+    pub reason: String,
+}
+
+/// An affine expression `c + Σ k·v` over counters and parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Aff {
+    /// Coefficients per variable (no zero entries).
+    pub terms: BTreeMap<VarId, i64>,
+    /// The constant.
+    pub c: i64,
+}
+
+impl Aff {
+    fn constant(c: i64) -> Aff {
+        Aff {
+            terms: BTreeMap::new(),
+            c,
+        }
+    }
+    fn var(v: VarId) -> Aff {
+        let mut terms = BTreeMap::new();
+        terms.insert(v, 1);
+        Aff { terms, c: 0 }
+    }
+    fn add(mut self, o: &Aff, sign: i64) -> Option<Aff> {
+        self.c = self.c.checked_add(o.c.checked_mul(sign)?)?;
+        for (v, k) in &o.terms {
+            let e = self.terms.entry(*v).or_insert(0);
+            *e = e.checked_add(k.checked_mul(sign)?)?;
+            if *e == 0 {
+                self.terms.remove(v);
+            }
+        }
+        Some(self)
+    }
+    fn scale(mut self, f: i64) -> Option<Aff> {
+        if f == 0 {
+            return Some(Aff::constant(0));
+        }
+        self.c = self.c.checked_mul(f)?;
+        for k in self.terms.values_mut() {
+            *k = k.checked_mul(f)?;
+        }
+        Some(self)
+    }
+    fn as_const(&self) -> Option<i64> {
+        self.terms.is_empty().then_some(self.c)
+    }
+    /// Coefficient of `v`.
+    pub fn coeff(&self, v: VarId) -> i64 {
+        self.terms.get(&v).copied().unwrap_or(0)
+    }
+    /// isl text with the given names.
+    pub fn to_isl(&self, names: &HashMap<VarId, String>) -> String {
+        let mut s = String::new();
+        for (v, k) in &self.terms {
+            let n = &names[v];
+            if s.is_empty() {
+                match *k {
+                    1 => s.push_str(n),
+                    -1 => {
+                        let _ = write!(s, "-{n}");
+                    }
+                    k => {
+                        let _ = write!(s, "{k}{n}");
+                    }
+                }
+            } else {
+                match *k {
+                    1 => {
+                        let _ = write!(s, " + {n}");
+                    }
+                    -1 => {
+                        let _ = write!(s, " - {n}");
+                    }
+                    k if k < 0 => {
+                        let _ = write!(s, " - {}{n}", -k);
+                    }
+                    k => {
+                        let _ = write!(s, " + {k}{n}");
+                    }
+                }
+            }
+        }
+        if s.is_empty() {
+            return self.c.to_string();
+        }
+        match self.c {
+            0 => {}
+            c if c < 0 => {
+                let _ = write!(s, " - {}", -c);
+            }
+            c => {
+                let _ = write!(s, " + {c}");
+            }
+        }
+        s
+    }
+}
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    /// A read.
+    Read,
+    /// A write.
+    Write,
+}
+
+/// One array (or zero-dimensional scalar) access of a statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Access {
+    /// The array or scalar.
+    pub var: VarId,
+    /// Subscripts (empty for scalars).
+    pub idx: Vec<Aff>,
+    /// Read or write.
+    pub kind: AccessKind,
+    /// Where it is.
+    pub span: Span,
+}
+
+/// A loop around a statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopInfo {
+    /// The counter.
+    pub var: VarId,
+    /// Its type.
+    pub ty: ScalarTy,
+    /// Step (non-zero).
+    pub step: i64,
+}
+
+/// A leaf statement of a SCoP.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolyStmt {
+    /// `S<k>`.
+    pub name: String,
+    /// Enclosing loops of the SCoP, outermost first.
+    pub loops: Vec<LoopInfo>,
+    /// Domain constraints (isl text over the counters and parameters; `true` if none).
+    pub constraints: Vec<String>,
+    /// Original schedule, isl text of the 2d+1 tuple.
+    pub sched: Vec<String>,
+    /// Accesses.
+    pub accesses: Vec<Access>,
+    /// The IR statement (an expression or a scalar declaration).
+    pub body: Stmt,
+    /// Its span.
+    pub span: Span,
+}
+
+/// An array of a SCoP with what is known about its extents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayInfo {
+    /// The variable.
+    pub var: VarId,
+    /// Extents as affine expressions of parameters, where they are (None: unknown).
+    pub extents: Vec<Option<Aff>>,
+}
+
+/// A static control part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scop {
+    /// Its statements.
+    pub stmts: Vec<PolyStmt>,
+    /// Parameters (integer scalars not written in the region).
+    pub params: Vec<VarId>,
+    /// isl names of counters, parameters and arrays.
+    pub names: HashMap<VarId, String>,
+    /// Arrays and scalars accessed.
+    pub arrays: Vec<ArrayInfo>,
+    /// Span of the region (first statement to last).
+    pub span: Span,
+}
+
+const ISL_KEYWORDS: &[&str] = &[
+    "and", "or", "not", "mod", "floor", "ceil", "min", "max", "exists", "true", "false", "infty",
+    "NaN", "implies", "xor", "domain", "range", "params",
+];
+
+/// Collects the scalar variables a statement list writes.
+fn written_scalars(stmts: &[Stmt], out: &mut HashSet<VarId>) {
+    fn expr(e: &Expr, out: &mut HashSet<VarId>) {
+        match &e.kind {
+            ExprKind::Assign { place, value, .. } => {
+                if let Place::Var(v) = place {
+                    out.insert(*v);
+                }
+                if let Place::Elem { indices, .. } = place {
+                    indices.iter().for_each(|i| expr(i, out));
+                }
+                expr(value, out);
+            }
+            ExprKind::IncDec { place, .. } => {
+                if let Place::Var(v) = place {
+                    out.insert(*v);
+                }
+                if let Place::Elem { indices, .. } = place {
+                    indices.iter().for_each(|i| expr(i, out));
+                }
+            }
+            ExprKind::Load { indices, .. } => indices.iter().for_each(|i| expr(i, out)),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, out),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Cmp(_, a, b)
+            | ExprKind::LogAnd(a, b)
+            | ExprKind::LogOr(a, b)
+            | ExprKind::Comma(a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+            ExprKind::Cond(a, b, c) => {
+                expr(a, out);
+                expr(b, out);
+                expr(c, out);
+            }
+            ExprKind::Call(_, args) => {
+                for a in args {
+                    match a {
+                        Arg::Scalar(e) => expr(e, out),
+                        Arg::Array { prefix, .. } => prefix.iter().for_each(|i| expr(i, out)),
+                    }
+                }
+            }
+            ExprKind::Builtin(_, args) => args.iter().for_each(|a| expr(a, out)),
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
+        }
+    }
+    for s in stmts {
+        match s {
+            Stmt::Decl { var, init } => {
+                out.insert(*var);
+                if let Some(e) = init {
+                    expr(e, out);
+                }
+            }
+            Stmt::DeclArray { dims, .. } => dims.iter().for_each(|d| expr(d, out)),
+            Stmt::Expr(e) => expr(e, out),
+            Stmt::If { cond, then, els } => {
+                expr(cond, out);
+                written_scalars(then, out);
+                written_scalars(els, out);
+            }
+            Stmt::While {
+                cond, body, step, ..
+            } => {
+                expr(cond, out);
+                written_scalars(body, out);
+                if let Some(e) = step {
+                    expr(e, out);
+                }
+            }
+            Stmt::DoWhile { body, cond } => {
+                written_scalars(body, out);
+                expr(cond, out);
+            }
+            Stmt::Block(b) => written_scalars(b, out),
+            Stmt::Return(Some(e), _) => expr(e, out),
+            Stmt::Break | Stmt::Continue | Stmt::Return(None, _) => {}
+        }
+    }
+}
+
+/// Strips integer-to-integer casts (counters and parameters are converted to `long` for
+/// subscripts; within a SCoP the values fit).
+fn strip_int_casts(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Cast(a)
+            if e.ty.is_some_and(|t| t.is_int()) && a.ty.is_some_and(|t| t.is_int()) =>
+        {
+            strip_int_casts(a)
+        }
+        _ => e,
+    }
+}
+
+/// The loop pattern of a lowered `for`: `Block([Decl i = lb, While { cond, body, step }])`.
+pub(crate) fn as_for(s: &Stmt) -> Option<(VarId, &Expr, &Expr, &Vec<Stmt>, &Expr)> {
+    let Stmt::Block(b) = s else { return None };
+    let [Stmt::Decl {
+        var,
+        init: Some(lb),
+    }, Stmt::While {
+        cond,
+        body,
+        step: Some(step),
+        is_for: true,
+    }] = b.as_slice()
+    else {
+        return None;
+    };
+    Some((*var, lb, cond, body, step))
+}
+
+fn contains_loop(s: &Stmt) -> bool {
+    match s {
+        Stmt::While { .. } | Stmt::DoWhile { .. } => true,
+        Stmt::Block(b) => b.iter().any(contains_loop),
+        Stmt::If { then, els, .. } => then.iter().chain(els).any(contains_loop),
+        _ => false,
+    }
+}
+
+struct Builder<'f> {
+    f: &'f Function,
+    written: HashSet<VarId>,
+    params: Vec<VarId>,
+    counters: Vec<LoopInfo>,
+    constraints: Vec<String>,
+    sched: Vec<String>,
+    stmts: Vec<PolyStmt>,
+    names: HashMap<VarId, String>,
+    used_names: HashSet<String>,
+}
+
+type R<T> = Result<T, NotScop>;
+
+fn err<T>(span: Span, reason: impl Into<String>) -> R<T> {
+    Err(NotScop {
+        span,
+        reason: reason.into(),
+    })
+}
+
+impl<'f> Builder<'f> {
+    fn name(&mut self, v: VarId) -> String {
+        if let Some(n) = self.names.get(&v) {
+            return n.clone();
+        }
+        let base = self.f.var(v).name.clone();
+        let mut n = base.clone();
+        let mut k = 1;
+        while self.used_names.contains(&n)
+            || ISL_KEYWORDS.contains(&n.as_str())
+            || n.starts_with('S') && n[1..].chars().all(|c| c.is_ascii_digit())
+            || n.starts_with('c') && n[1..].chars().all(|c| c.is_ascii_digit())
+        {
+            n = format!("{base}_{k}");
+            k += 1;
+        }
+        self.used_names.insert(n.clone());
+        self.names.insert(v, n.clone());
+        n
+    }
+
+    fn is_counter(&self, v: VarId) -> bool {
+        self.counters.iter().any(|l| l.var == v)
+    }
+
+    /// A parameter: an integer scalar the region does not write.
+    fn is_param(&self, v: VarId) -> bool {
+        let var = self.f.var(v);
+        !var.is_array() && var.scalar_ty().is_int() && !self.written.contains(&v)
+    }
+
+    fn aff(&mut self, e: &Expr) -> R<Aff> {
+        let e = strip_int_casts(e);
+        let bad = |what: &str| {
+            err(
+                e.span,
+                format!("{what} is not affine in the loop counters and parameters"),
+            )
+        };
+        match &e.kind {
+            ExprKind::Int(c) => Ok(Aff::constant(*c)),
+            ExprKind::Var(v) => {
+                if self.is_counter(*v) {
+                    self.name(*v);
+                    Ok(Aff::var(*v))
+                } else if self.is_param(*v) {
+                    if !self.params.contains(v) {
+                        self.params.push(*v);
+                    }
+                    self.name(*v);
+                    Ok(Aff::var(*v))
+                } else if self.written.contains(v) {
+                    err(
+                        e.span,
+                        format!(
+                            "`{}` is written in the region, so it is not a parameter",
+                            self.f.var(*v).name
+                        ),
+                    )
+                } else {
+                    err(
+                        e.span,
+                        format!("`{}` is not an integer scalar", self.f.var(*v).name),
+                    )
+                }
+            }
+            ExprKind::Unary(UnOp::Neg, a) => self.aff(a)?.scale(-1).ok_or_else(|| overflow(e.span)),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let (a, b) = (self.aff(a)?, self.aff(b)?);
+                a.add(&b, if *op == BinOp::Add { 1 } else { -1 })
+                    .ok_or_else(|| overflow(e.span))
+            }
+            ExprKind::Binary(BinOp::Mul, a, b) => {
+                let (a, b) = (self.aff(a)?, self.aff(b)?);
+                match (a.as_const(), b.as_const()) {
+                    (Some(k), _) => b.scale(k).ok_or_else(|| overflow(e.span)),
+                    (_, Some(k)) => a.scale(k).ok_or_else(|| overflow(e.span)),
+                    _ => bad("a product of two variables"),
+                }
+            }
+            ExprKind::Load { .. } => bad("an array element"),
+            ExprKind::Call(..) => bad("a function call"),
+            ExprKind::Binary(BinOp::Div | BinOp::Rem, ..) => {
+                bad("a division (C truncates; not modelled)")
+            }
+            _ => bad("this expression"),
+        }
+    }
+
+    /// An affine condition as isl text.
+    fn cond(&mut self, e: &Expr, negate: bool) -> R<String> {
+        let e0 = e;
+        let e = match &e.kind {
+            ExprKind::Cast(a) if e.ty == Some(ScalarTy::Bool) => a.as_ref(),
+            _ => e,
+        };
+        match &e.kind {
+            ExprKind::Cmp(op, a, b) => {
+                let (a, b) = (self.aff(a)?, self.aff(b)?);
+                let (sa, sb) = (a.to_isl(&self.names), b.to_isl(&self.names));
+                let op = if negate {
+                    match op {
+                        CmpOp::Eq => CmpOp::Ne,
+                        CmpOp::Ne => CmpOp::Eq,
+                        CmpOp::Lt => CmpOp::Ge,
+                        CmpOp::Le => CmpOp::Gt,
+                        CmpOp::Gt => CmpOp::Le,
+                        CmpOp::Ge => CmpOp::Lt,
+                    }
+                } else {
+                    *op
+                };
+                Ok(match op {
+                    CmpOp::Eq => format!("{sa} = {sb}"),
+                    CmpOp::Ne => format!("({sa} < {sb} or {sa} > {sb})"),
+                    CmpOp::Lt => format!("{sa} < {sb}"),
+                    CmpOp::Le => format!("{sa} <= {sb}"),
+                    CmpOp::Gt => format!("{sa} > {sb}"),
+                    CmpOp::Ge => format!("{sa} >= {sb}"),
+                })
+            }
+            ExprKind::LogAnd(a, b) | ExprKind::LogOr(a, b) => {
+                let and = matches!(e.kind, ExprKind::LogAnd(..)) != negate;
+                let (a, b) = (self.cond(a, negate)?, self.cond(b, negate)?);
+                Ok(format!("({a} {} {b})", if and { "and" } else { "or" }))
+            }
+            ExprKind::Unary(UnOp::Not, a) => self.cond(a, !negate),
+            _ => err(e0.span, "the condition is not an affine comparison"),
+        }
+    }
+
+    fn list(&mut self, stmts: &[Stmt]) -> R<()> {
+        for (pos, s) in stmts.iter().enumerate() {
+            self.sched.push(pos.to_string());
+            self.stmt(s)?;
+            self.sched.pop();
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> R<()> {
+        if let Some((i, lb, cond, body, step)) = as_for(s) {
+            return self.for_loop(i, lb, cond, body, step);
+        }
+        match s {
+            Stmt::Block(b) => {
+                if b.iter().any(|s| matches!(s, Stmt::While { .. })) {
+                    let sp = first_span(b).unwrap_or_default();
+                    return err(sp, "a loop that is not `for (int i = lb; cond; i += step)`");
+                }
+                self.list(b)
+            }
+            Stmt::If { cond, then, els } => {
+                let c = self.cond(cond, false)?;
+                self.constraints.push(c);
+                self.sched.push("0".into());
+                self.list(then)?;
+                self.sched.pop();
+                self.constraints.pop();
+                if !els.is_empty() {
+                    let c = self.cond(cond, true)?;
+                    self.constraints.push(c);
+                    self.sched.push("1".into());
+                    self.list(els)?;
+                    self.sched.pop();
+                    self.constraints.pop();
+                }
+                Ok(())
+            }
+            Stmt::Expr(e) => self.leaf(s, e.span),
+            Stmt::Decl { var, init } => {
+                let sp = init
+                    .as_ref()
+                    .map(|e| e.span)
+                    .unwrap_or(self.f.var(*var).span);
+                self.leaf(s, sp)
+            }
+            Stmt::DeclArray { span, .. } => err(*span, "a local array declaration"),
+            Stmt::While { cond, .. } | Stmt::DoWhile { cond, .. } => {
+                err(cond.span, "a `while` loop (not an affine `for`)")
+            }
+            Stmt::Break => err(Span::default(), "`break`"),
+            Stmt::Continue => err(Span::default(), "`continue`"),
+            Stmt::Return(_, sp) => err(*sp, "`return` inside the loop nest"),
+        }
+    }
+
+    fn for_loop(&mut self, i: VarId, lb: &Expr, cond: &Expr, body: &[Stmt], step: &Expr) -> R<()> {
+        let ty = self.f.var(i).scalar_ty();
+        if !ty.is_int() {
+            return err(lb.span, "a loop counter that is not an integer");
+        }
+        let st = match &strip_int_casts(step).kind {
+            ExprKind::IncDec {
+                place: Place::Var(v),
+                inc,
+                ..
+            } if *v == i => {
+                if *inc {
+                    1
+                } else {
+                    -1
+                }
+            }
+            ExprKind::Assign {
+                place: Place::Var(v),
+                op: Some((op @ (BinOp::Add | BinOp::Sub), _)),
+                value,
+            } if *v == i => match &strip_int_casts(value).kind {
+                ExprKind::Int(c) if *c != 0 => {
+                    if *op == BinOp::Add {
+                        *c
+                    } else {
+                        -*c
+                    }
+                }
+                _ => return err(step.span, "a loop step that is not a constant"),
+            },
+            _ => {
+                return err(
+                    step.span,
+                    "a loop step that is not `i++`, `i--` or `i += c`",
+                )
+            }
+        };
+        let mut body_writes = HashSet::new();
+        written_scalars(body, &mut body_writes);
+        if body_writes.contains(&i) {
+            return err(step.span, "the loop body assigns the loop counter");
+        }
+        let lbv = self.aff(lb)?;
+        self.counters.push(LoopInfo {
+            var: i,
+            ty,
+            step: st,
+        });
+        let n = self.name(i);
+        let lbs = lbv.to_isl(&self.names);
+        // Monotone condition: conjunctions of comparisons, each of the form e < 0 / e <= 0
+        // with the counter's coefficient of the step's sign.
+        self.monotone(cond, i, st)?;
+        let c = self.cond(cond, false)?;
+        let mut cons = vec![if st > 0 {
+            format!("{n} >= {lbs}")
+        } else {
+            format!("{n} <= {lbs}")
+        }];
+        cons.push(c);
+        if st.abs() > 1 {
+            cons.push(format!(
+                "exists (e{k}: {n} = {lbs} + {st}e{k} )",
+                k = self.counters.len()
+            ));
+        }
+        let k = cons.len();
+        self.constraints.extend(cons);
+        self.sched
+            .push(if st > 0 { n.clone() } else { format!("-{n}") });
+        self.list(body)?;
+        self.sched.pop();
+        for _ in 0..k {
+            self.constraints.pop();
+        }
+        self.counters.pop();
+        Ok(())
+    }
+
+    fn monotone(&mut self, cond: &Expr, i: VarId, step: i64) -> R<()> {
+        let c = match &cond.kind {
+            ExprKind::Cast(a) if cond.ty == Some(ScalarTy::Bool) => a.as_ref(),
+            _ => cond,
+        };
+        match &c.kind {
+            ExprKind::LogAnd(a, b) => {
+                self.monotone(a, i, step)?;
+                self.monotone(b, i, step)
+            }
+            ExprKind::Cmp(op, a, b) => {
+                let (a, b) = (self.aff(a)?, self.aff(b)?);
+                let d = a.coeff(i) - b.coeff(i);
+                let ok = match op {
+                    CmpOp::Lt | CmpOp::Le => d * step > 0,
+                    CmpOp::Gt | CmpOp::Ge => d * step < 0,
+                    _ => false,
+                };
+                if ok {
+                    Ok(())
+                } else {
+                    err(
+                        c.span,
+                        "a loop condition that does not bound the counter in the step's direction",
+                    )
+                }
+            }
+            _ => err(c.span, "a loop condition that is not a comparison"),
+        }
+    }
+
+    fn leaf(&mut self, s: &Stmt, span: Span) -> R<()> {
+        let mut acc = Vec::new();
+        match s {
+            Stmt::Expr(e) => self.accesses(e, &mut acc, false)?,
+            Stmt::Decl { var, init } => {
+                if let Some(e) = init {
+                    self.accesses(e, &mut acc, false)?;
+                }
+                self.scalar_access(*var, AccessKind::Write, span, &mut acc);
+            }
+            _ => unreachable!("leaf statements are expressions and declarations"),
+        }
+        let name = format!("S{}", self.stmts.len());
+        self.stmts.push(PolyStmt {
+            name,
+            loops: self.counters.clone(),
+            constraints: self.constraints.clone(),
+            sched: self.sched.clone(),
+            accesses: acc,
+            body: s.clone(),
+            span,
+        });
+        Ok(())
+    }
+
+    fn scalar_access(&mut self, v: VarId, kind: AccessKind, span: Span, acc: &mut Vec<Access>) {
+        self.name(v);
+        acc.push(Access {
+            var: v,
+            idx: vec![],
+            kind,
+            span,
+        });
+    }
+
+    fn index_list(&mut self, idx: &[Expr]) -> R<Vec<Aff>> {
+        idx.iter().map(|i| self.aff(i)).collect()
+    }
+
+    fn accesses(&mut self, e: &Expr, acc: &mut Vec<Access>, cond: bool) -> R<()> {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) => Ok(()),
+            ExprKind::Var(v) => {
+                if self.is_counter(*v) {
+                    return Ok(());
+                }
+                let var = self.f.var(*v);
+                if var.is_array() {
+                    return err(e.span, "an array used as a value");
+                }
+                if self.written.contains(v) {
+                    self.scalar_access(*v, AccessKind::Read, e.span, acc);
+                }
+                Ok(())
+            }
+            ExprKind::Load { array, indices } => {
+                let idx = self.index_list(indices)?;
+                self.name(*array);
+                acc.push(Access {
+                    var: *array,
+                    idx,
+                    kind: AccessKind::Read,
+                    span: e.span,
+                });
+                Ok(())
+            }
+            ExprKind::Assign { place, op, value } => {
+                if cond {
+                    return err(e.span, "an assignment inside a conditional expression");
+                }
+                self.accesses(value, acc, cond)?;
+                self.place(place, op.is_some(), e.span, acc)
+            }
+            ExprKind::IncDec { place, .. } => {
+                if cond {
+                    return err(e.span, "an increment inside a conditional expression");
+                }
+                self.place(place, true, e.span, acc)
+            }
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.accesses(a, acc, cond),
+            ExprKind::Binary(_, a, b) | ExprKind::Cmp(_, a, b) => {
+                self.accesses(a, acc, cond)?;
+                self.accesses(b, acc, cond)
+            }
+            ExprKind::Comma(a, b) => {
+                self.accesses(a, acc, cond)?;
+                self.accesses(b, acc, cond)
+            }
+            ExprKind::LogAnd(a, b) | ExprKind::LogOr(a, b) => {
+                self.accesses(a, acc, cond)?;
+                self.accesses(b, acc, true)
+            }
+            ExprKind::Cond(c, a, b) => {
+                self.accesses(c, acc, cond)?;
+                self.accesses(a, acc, true)?;
+                self.accesses(b, acc, true)
+            }
+            ExprKind::Builtin(_, args) => {
+                for a in args {
+                    self.accesses(a, acc, cond)?;
+                }
+                Ok(())
+            }
+            ExprKind::Call(..) => err(e.span, "a call of a function of the program"),
+        }
+    }
+
+    fn place(&mut self, p: &Place, also_read: bool, span: Span, acc: &mut Vec<Access>) -> R<()> {
+        match p {
+            Place::Var(v) => {
+                if self.is_counter(*v) {
+                    return err(span, "an assignment to a loop counter");
+                }
+                if also_read {
+                    self.scalar_access(*v, AccessKind::Read, span, acc);
+                }
+                self.scalar_access(*v, AccessKind::Write, span, acc);
+            }
+            Place::Elem { array, indices } => {
+                let idx = self.index_list(indices)?;
+                self.name(*array);
+                if also_read {
+                    acc.push(Access {
+                        var: *array,
+                        idx: idx.clone(),
+                        kind: AccessKind::Read,
+                        span,
+                    });
+                }
+                acc.push(Access {
+                    var: *array,
+                    idx,
+                    kind: AccessKind::Write,
+                    span,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn overflow(span: Span) -> NotScop {
+    NotScop {
+        span,
+        reason: "an affine coefficient overflows".into(),
+    }
+}
+
+fn first_span(stmts: &[Stmt]) -> Option<Span> {
+    stmts.iter().find_map(stmt_span)
+}
+
+/// A representative span of a statement (for messages).
+pub(crate) fn stmt_span(s: &Stmt) -> Option<Span> {
+    match s {
+        Stmt::Decl { var: _, init } => init.as_ref().map(|e| e.span),
+        Stmt::DeclArray { span, .. } => Some(*span),
+        Stmt::Expr(e) => Some(e.span),
+        Stmt::If { cond, .. } => Some(cond.span),
+        Stmt::While { cond, .. } | Stmt::DoWhile { cond, .. } => Some(cond.span),
+        Stmt::Block(b) => first_span(b),
+        Stmt::Return(_, sp) => Some(*sp),
+        Stmt::Break | Stmt::Continue => None,
+    }
+}
+
+/// Tries to model `stmts` (a run of one statement list) as one SCoP.
+pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
+    let mut written = HashSet::new();
+    written_scalars(stmts, &mut written);
+    let mut b = Builder {
+        f,
+        written,
+        params: vec![],
+        counters: vec![],
+        constraints: vec![],
+        sched: vec![],
+        stmts: vec![],
+        names: HashMap::new(),
+        used_names: HashSet::new(),
+    };
+    b.list(stmts)?;
+    // Arrays and what their declarations say about the extents.
+    let mut seen = Vec::new();
+    for s in &b.stmts {
+        for a in &s.accesses {
+            if !seen.contains(&a.var) {
+                seen.push(a.var);
+            }
+        }
+    }
+    let mut arrays = Vec::new();
+    for v in seen {
+        let var = f.var(v);
+        let extents = if var.is_param {
+            var.dims
+                .clone()
+                .iter()
+                .map(|d| {
+                    let mut sub = Builder {
+                        f,
+                        written: b.written.clone(),
+                        params: b.params.clone(),
+                        counters: vec![],
+                        constraints: vec![],
+                        sched: vec![],
+                        stmts: vec![],
+                        names: b.names.clone(),
+                        used_names: b.used_names.clone(),
+                    };
+                    let r = sub.aff(d).ok();
+                    if r.is_some() {
+                        b.params = sub.params;
+                        b.names = sub.names;
+                        b.used_names = sub.used_names;
+                    }
+                    r
+                })
+                .collect()
+        } else {
+            vec![None; if var.is_array() { rank_of(f, v) } else { 0 }]
+        };
+        arrays.push(ArrayInfo { var: v, extents });
+    }
+    let span = match (first_span(stmts), stmts.iter().rev().find_map(stmt_span)) {
+        (Some(a), Some(z)) => a.to(z),
+        (Some(a), None) => a,
+        _ => Span::default(),
+    };
+    Ok(Scop {
+        stmts: b.stmts,
+        params: b.params,
+        names: b.names,
+        arrays,
+        span,
+    })
+}
+
+fn rank_of(f: &Function, v: VarId) -> usize {
+    match f.var(v).kind {
+        tessera_ir::VarKind::Array { rank, .. } => rank,
+        _ => 0,
+    }
+}
+
+/// A region found in a statement list: statements `[start, end)` of the list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// First statement.
+    pub start: usize,
+    /// One past the last.
+    pub end: usize,
+    /// The model.
+    pub scop: Scop,
+}
+
+/// Finds the SCoPs of one statement list (not recursing): maximal runs of statements that
+/// model together and contain a loop. Rejected loop nests are reported in `rejected`.
+pub fn find_in_list(f: &Function, list: &[Stmt], rejected: &mut Vec<NotScop>) -> Vec<Found> {
+    let ok: Vec<Option<NotScop>> = list
+        .iter()
+        .map(|s| build(f, std::slice::from_ref(s)).err())
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < list.len() {
+        if let Some(e) = &ok[i] {
+            if contains_loop(&list[i]) {
+                rejected.push(e.clone());
+            }
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < list.len() && ok[j].is_none() {
+            j += 1;
+        }
+        // Shrink from the end until the run models as a whole (a scalar written later in
+        // the run may stop being a parameter).
+        let mut end = j;
+        let mut found = None;
+        while end > i {
+            if list[i..end].iter().any(contains_loop) {
+                if let Ok(s) = build(f, &list[i..end]) {
+                    found = Some(s);
+                    break;
+                }
+            }
+            end -= 1;
+        }
+        match found {
+            Some(scop) => {
+                out.push(Found {
+                    start: i,
+                    end,
+                    scop,
+                });
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
