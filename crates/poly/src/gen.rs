@@ -190,25 +190,16 @@ impl Gen<'_> {
                 };
                 self.to_bool(e(k, ScalarTy::I32, self.span))
             }
-            AstOp::Eq => {
+            AstOp::Eq | AstOp::Le | AstOp::Lt | AstOp::Ge | AstOp::Gt => {
+                let c = match op {
+                    AstOp::Eq => CmpOp::Eq,
+                    AstOp::Le => CmpOp::Le,
+                    AstOp::Lt => CmpOp::Lt,
+                    AstOp::Ge => CmpOp::Ge,
+                    _ => CmpOp::Gt,
+                };
                 let (a, b) = two()?;
-                self.cmp(CmpOp::Eq, a, b)
-            }
-            AstOp::Le => {
-                let (a, b) = two()?;
-                self.cmp(CmpOp::Le, a, b)
-            }
-            AstOp::Lt => {
-                let (a, b) = two()?;
-                self.cmp(CmpOp::Lt, a, b)
-            }
-            AstOp::Ge => {
-                let (a, b) = two()?;
-                self.cmp(CmpOp::Ge, a, b)
-            }
-            AstOp::Gt => {
-                let (a, b) = two()?;
-                self.cmp(CmpOp::Gt, a, b)
+                self.cmp(c, a, b)
             }
             _ => {
                 let v = self.expr(x)?;

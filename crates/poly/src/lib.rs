@@ -87,7 +87,7 @@ fn process_list(
             *c = true;
         }
         let t0 = std::time::Instant::now();
-        let (analysis, fallback, code) = match model::analyse(f, &fd.scop, opts) {
+        let (analysis, fallback, code) = match model::analyse(&fd.scop, opts) {
             Ok(a) => match gen::generate(f, &fd.scop, &a.ast, gen) {
                 Ok(code) => (Some(a), None, Some(code)),
                 Err(e) => (

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use tessera_ir::{Function, VarId};
+use tessera_ir::VarId;
 
 use crate::isl::{self, Ast, Ctx, IslError, IslResult, NodeKind, SNode, Schedule, UMap, USet};
 use crate::scop::{AccessKind, Scop};
@@ -180,7 +180,7 @@ pub struct ModelText {
 }
 
 /// Builds the isl text of a SCoP's model.
-pub fn model_text(f: &Function, s: &Scop) -> ModelText {
+pub fn model_text(s: &Scop) -> ModelText {
     let names = &s.names;
     let params: Vec<&str> = s.params.iter().map(|p| names[p].as_str()).collect();
     let params = format!("[{}]", params.join(", "));
@@ -218,7 +218,6 @@ pub fn model_text(f: &Function, s: &Scop) -> ModelText {
             ctx.push(format!("{} >= 0", e.to_isl(names)));
         }
     }
-    let _ = f;
     let wrap = |v: &[String]| format!("{params} -> {{ {} }}", v.join("; "));
     ModelText {
         domain: wrap(&dom),
@@ -235,7 +234,7 @@ pub fn model_text(f: &Function, s: &Scop) -> ModelText {
 }
 
 /// Runs the whole analysis of a SCoP: dependences, schedule, bounds, AST.
-pub fn analyse(f: &Function, s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
+pub fn analyse(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     let mut phase_ms = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut lap = |name: &'static str| {
@@ -245,7 +244,7 @@ pub fn analyse(f: &Function, s: &Scop, opts: &PolyOptions) -> IslResult<Analysis
     };
     let ctx = Ctx::new(opts.max_operations)?;
     ctx.set_fusion(opts.fusion == Fusion::None, opts.fusion == Fusion::Max);
-    let t = model_text(f, s);
+    let t = model_text(s);
     let context = ctx.set(&t.context)?;
     let domain = ctx
         .union_set(&t.domain)?
@@ -321,32 +320,37 @@ pub fn analyse(f: &Function, s: &Scop, opts: &PolyOptions) -> IslResult<Analysis
     })
 }
 
-/// Whether member `k` of the band at `node` carries no dependence of `deps`, given the
-/// outer schedule (exact, by the deltas of the dependences in the band's space).
-fn member_parallel<'c>(node: &SNode<'c>, deps: &UMap<'c>, k: usize) -> IslResult<bool> {
+/// For each member `k` of the band at `node`: whether it carries no dependence of `deps`,
+/// given the outer schedule (exact, by the deltas of the dependences in the band's space,
+/// computed once per band).
+fn parallel_members<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<Vec<bool>> {
+    let n = node.band_n_member()?;
     let prefix = node.prefix_map()?;
     let same_prefix = prefix.clone().apply_range(prefix.reverse()?)?;
     let live = deps.clone().intersect(same_prefix)?;
     let part = node.band_partial_map()?;
     let d = live.apply_domain(part.clone())?.apply_range(part)?;
     if d.is_empty()? {
-        return Ok(true);
+        return Ok(vec![true; n]);
     }
     let delta = d.deltas()?;
     if delta.is_empty()? {
-        return Ok(true);
+        return Ok(vec![true; n]);
     }
-    let n = node.band_n_member()?;
     let delta = delta.to_set()?.reset_tuple_id()?;
     let vars: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
-    let mut cons: Vec<String> = (0..k).map(|i| format!("d{i} = 0")).collect();
-    cons.push(format!("(d{k} < 0 or d{k} > 0)"));
-    let carried = delta.ctx().set(&format!(
-        "{{ [{}] : {} }}",
-        vars.join(", "),
-        cons.join(" and ")
-    ))?;
-    delta.intersect(carried)?.is_empty()
+    (0..n)
+        .map(|k| {
+            let mut cons: Vec<String> = (0..k).map(|i| format!("d{i} = 0")).collect();
+            cons.push(format!("(d{k} < 0 or d{k} > 0)"));
+            let carried = delta.ctx().set(&format!(
+                "{{ [{}] : {} }}",
+                vars.join(", "),
+                cons.join(" and ")
+            ))?;
+            delta.clone().intersect(carried)?.is_empty()
+        })
+        .collect()
 }
 
 /// Tiles permutable bands, skews tile bands into wavefronts where no outer member is
@@ -421,9 +425,7 @@ fn visit<'c>(
                     .join("x")
             );
             // Wavefront: no member of the tile band is parallel, but it is permutable.
-            let any_par = (0..n)
-                .map(|k| member_parallel(node, deps, k))
-                .collect::<IslResult<Vec<bool>>>()?;
+            let any_par = parallel_members(node, deps)?;
             // Only for two-member bands of one statement: on multi-statement or deeper
             // bands (jacobi-1d/2d) isl's AST generation took 1-19 s on the skewed tiles,
             // and it does not honour the operation bound.
@@ -437,9 +439,7 @@ fn visit<'c>(
         }
         // Parallel mark on the outermost parallel member, unless an outer loop is parallel.
         let n2 = node.band_n_member()?;
-        let par: Vec<bool> = (0..n2)
-            .map(|k| member_parallel(node, deps, k))
-            .collect::<IslResult<_>>()?;
+        let par = parallel_members(node, deps)?;
         bands.push(BandInfo {
             depth,
             members: n2,

@@ -846,30 +846,8 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
     for v in seen {
         let var = f.var(v);
         let extents = if var.is_param {
-            var.dims
-                .clone()
-                .iter()
-                .map(|d| {
-                    let mut sub = Builder {
-                        f,
-                        written: b.written.clone(),
-                        params: b.params.clone(),
-                        counters: vec![],
-                        constraints: vec![],
-                        sched: vec![],
-                        stmts: vec![],
-                        names: b.names.clone(),
-                        used_names: b.used_names.clone(),
-                    };
-                    let r = sub.aff(d).ok();
-                    if r.is_some() {
-                        b.params = sub.params;
-                        b.names = sub.names;
-                        b.used_names = sub.used_names;
-                    }
-                    r
-                })
-                .collect()
+            // Counters are out of scope here, so an affine extent is one of parameters.
+            var.dims.iter().map(|d| b.aff(d).ok()).collect()
         } else {
             vec![None; if var.is_array() { rank_of(f, v) } else { 0 }]
         };

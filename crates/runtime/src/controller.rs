@@ -422,6 +422,16 @@ impl<E> Books<E> {
         self.decisions.last_mut().expect("just pushed")
     }
 
+    /// The tau a new task gets: the one in force, capped by `probe` until the first trusted
+    /// decision.
+    fn task_tau(&self, probe: usize) -> usize {
+        if self.trusted {
+            self.tau
+        } else {
+            self.tau.min(probe)
+        }
+    }
+
     fn fail(&mut self, e: SkelError<E>) {
         if self.err.is_none() {
             self.err = Some(e);
@@ -445,6 +455,14 @@ fn record(
         start_ns: start.duration_since(epoch).as_nanos() as u64,
         elapsed_ns: start.elapsed().as_nanos() as u64,
         cost,
+    }
+}
+
+/// The cost callback's γ for a task, if there is a callback (a panic in it is an error).
+fn task_cost<E>(cost: Option<&CostFn<'_>>, shape: &TaskShape) -> Result<Option<f64>, SkelError<E>> {
+    match cost {
+        Some(c) => guarded(|| Ok::<f64, E>(c(shape))).map(Some),
+        None => Ok(None),
     }
 }
 
@@ -597,11 +615,7 @@ impl<'rt> Controller<'rt> {
                     }
                     g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
                 }
-                let tau = if g.books.trusted {
-                    g.books.tau
-                } else {
-                    g.books.tau.min(probe)
-                };
+                let tau = g.books.task_tau(probe);
                 let (lo, hi) = if let Some((a, b)) = g.back.pop() {
                     if b - a > tau {
                         g.back.push((a + tau, b));
@@ -642,18 +656,16 @@ impl<'rt> Controller<'rt> {
             };
             let end = lo + v.len();
             let mut rec = record(batch, end - lo, index, epoch, start, None);
-            if let Some(c) = cost {
-                let shape = TaskShape {
-                    index,
-                    tau: end - lo,
-                    first: lo,
-                    step: 1,
-                    len: end - lo,
-                };
-                match guarded(|| Ok::<f64, E>(c(&shape))) {
-                    Ok(g) => rec.cost = Some(g),
-                    Err(e) => return fail(e),
-                }
+            let shape = TaskShape {
+                index,
+                tau: end - lo,
+                first: lo,
+                step: 1,
+                len: end - lo,
+            };
+            match task_cost(cost, &shape) {
+                Ok(g) => rec.cost = g,
+                Err(e) => return fail(e),
             }
             let ms = rec.elapsed_ms();
             let mut g = lock(&st);
@@ -782,14 +794,12 @@ impl<'rt> Controller<'rt> {
                         step: tau,
                         len: vs.iter().map(Vec::len).sum(),
                     };
-                    if let Some(c) = cost {
-                        match guarded(|| Ok::<f64, E>(c(&shape))) {
-                            Ok(g) => rec.cost = Some(g),
-                            Err(e) => {
-                                lock(&st).0.fail(e);
-                                stop.store(true, Ordering::Release);
-                                return;
-                            }
+                    match task_cost(cost, &shape) {
+                        Ok(g) => rec.cost = g,
+                        Err(e) => {
+                            lock(&st).0.fail(e);
+                            stop.store(true, Ordering::Release);
+                            return;
                         }
                     }
                     let mut g = lock(&st);
@@ -923,11 +933,7 @@ impl<'rt> Controller<'rt> {
                 }
                 g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
             };
-            let tau = if g.books.trusted {
-                g.books.tau
-            } else {
-                g.books.tau.min(probe)
-            };
+            let tau = g.books.task_tau(probe);
             if item.size > tau {
                 g.busy += 1;
                 drop(g);
