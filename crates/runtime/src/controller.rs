@@ -49,7 +49,7 @@
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -375,7 +375,9 @@ struct Books<E> {
     decisions: Vec<Decision>,
     records: Vec<TaskRecord>,
     next_index: usize,
-    err: Option<SkelError<E>>,
+    /// The earliest failure: its input position (0 where there is none, as
+    /// in divide and conquer) and the error.
+    err: Option<(usize, SkelError<E>)>,
 }
 
 impl<E> Books<E> {
@@ -432,10 +434,13 @@ impl<E> Books<E> {
         }
     }
 
-    fn fail(&mut self, e: SkelError<E>) {
-        if self.err.is_none() {
-            self.err = Some(e);
+    /// Records a failure at input position `pos`; the earliest position
+    /// wins (on a tie, the first recorded), and `stop_at` drops to it.
+    fn fail_at(&mut self, pos: usize, e: SkelError<E>, stop_at: &AtomicUsize) {
+        if self.err.as_ref().is_none_or(|(p, _)| pos < *p) {
+            self.err = Some((pos, e));
         }
+        stop_at.fetch_min(pos, Ordering::AcqRel);
     }
 }
 
@@ -524,7 +529,7 @@ impl<'rt> Controller<'rt> {
     }
 
     fn finish<R, E>(&self, value: R, books: Books<E>) -> Result<AdaptiveRun<R>, SkelError<E>> {
-        if let Some(e) = books.err {
+        if let Some((_, e)) = books.err {
             return Err(e);
         }
         let first = books
@@ -594,26 +599,30 @@ impl<'rt> Controller<'rt> {
             busy: 0,
         });
         let cv = Condvar::new();
-        let stop = AtomicBool::new(false);
+        // Elements from this position on are not computed (an earlier one failed).
+        let stop_at = AtomicUsize::new(usize::MAX);
+        let stopped = |pos: usize| pos >= stop_at.load(Ordering::Acquire);
         let epoch = Instant::now();
-        let fail = |e: SkelError<E>| {
-            lock(&st).books.fail(e);
-            stop.store(true, Ordering::Release);
+        let fail = |pos: usize, e: SkelError<E>| {
+            let mut g = lock(&st);
+            g.books.fail_at(pos, e, &stop_at);
+            g.busy -= 1;
+            drop(g);
             cv.notify_all();
         };
         self.run_workers(|| loop {
-            if stop.load(Ordering::Acquire) {
-                return;
-            }
             let (lo, hi, every, batch, index) = {
                 let mut g = lock(&st);
-                // Nothing left to hand out while tasks run: wait, one of
-                // them may hand part of its range back.
-                while g.back.is_empty() && g.pos >= n && g.busy > 0 {
-                    if stop.load(Ordering::Acquire) {
-                        return;
+                loop {
+                    // Ranges after a failure are dropped.
+                    g.back.retain(|&(a, _)| !stopped(a));
+                    // Nothing left to hand out while tasks run: wait, one of
+                    // them may hand part of its range back (or fail earlier).
+                    if g.back.is_empty() && (g.pos >= n || stopped(g.pos)) && g.busy > 0 {
+                        g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
+                    } else {
+                        break;
                     }
-                    g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
                 }
                 let tau = g.books.task_tau(probe);
                 let (lo, hi) = if let Some((a, b)) = g.back.pop() {
@@ -621,7 +630,7 @@ impl<'rt> Controller<'rt> {
                         g.back.push((a + tau, b));
                     }
                     (a, (a + tau).min(b))
-                } else if g.pos < n {
+                } else if g.pos < n && !stopped(g.pos) {
                     let lo = g.pos;
                     g.pos = (lo + tau).min(n);
                     (lo, g.pos)
@@ -637,9 +646,14 @@ impl<'rt> Controller<'rt> {
                 (lo, hi, every, b, i)
             };
             let start = Instant::now();
+            let mut at = lo;
             let r = guarded(|| {
                 let mut v = Vec::with_capacity(hi - lo);
                 for (k, x) in xs[lo..hi].iter().enumerate() {
+                    at = lo + k;
+                    if stopped(at) {
+                        break;
+                    }
                     v.push(f(x)?);
                     if cut_ms > 0.0
                         && (k + 1) % every == 0
@@ -652,9 +666,15 @@ impl<'rt> Controller<'rt> {
             });
             let v = match r {
                 Ok(v) => v,
-                Err(e) => return fail(e),
+                Err(e) => return fail(at, e),
             };
             let end = lo + v.len();
+            if stopped(end) && end < hi {
+                // Stopped by an earlier failure: the rest is not needed.
+                lock(&st).busy -= 1;
+                cv.notify_all();
+                continue;
+            }
             let mut rec = record(batch, end - lo, index, epoch, start, None);
             let shape = TaskShape {
                 index,
@@ -665,7 +685,7 @@ impl<'rt> Controller<'rt> {
             };
             match task_cost(cost, &shape) {
                 Ok(g) => rec.cost = g,
-                Err(e) => return fail(e),
+                Err(e) => return fail(lo, e),
             }
             let ms = rec.elapsed_ms();
             let mut g = lock(&st);
@@ -738,18 +758,19 @@ impl<'rt> Controller<'rt> {
             Vec<(usize, usize, usize, Vec<T>)>,
         );
         let st: Mutex<St<T, E>> = Mutex::new((books, None, 0, Vec::new()));
-        let stop = AtomicBool::new(false);
+        // Elements from this position on are not computed (an earlier one failed).
+        let stop_at = AtomicUsize::new(usize::MAX);
+        let stopped = |pos: usize| pos >= stop_at.load(Ordering::Acquire);
         let epoch = Instant::now();
         self.run_workers(|| loop {
-            if stop.load(Ordering::Acquire) {
-                return;
-            }
             let (lo, len, tau, j0, j1, batch, index) = {
                 let mut g = lock(&st);
                 let (books, open, pos, _) = &mut *g;
-                let exhausted = open.as_ref().map_or(true, |bl| bl.next >= bl.tau);
+                let exhausted = open
+                    .as_ref()
+                    .map_or(true, |bl| bl.next >= bl.tau || stopped(bl.lo + bl.next));
                 if exhausted {
-                    if *pos >= n {
+                    if *pos >= n || stopped(*pos) {
                         return;
                     }
                     let len = b.min(n - *pos);
@@ -771,22 +792,29 @@ impl<'rt> Controller<'rt> {
                 (bl.lo, bl.len, bl.tau, j0, bl.next, bt, i)
             };
             let start = Instant::now();
+            let mut at = lo + j0;
             let r = guarded(|| {
-                (j0..j1)
-                    .map(|j| {
-                        xs[lo + j..lo + len]
-                            .iter()
-                            .step_by(tau)
-                            .map(&f)
-                            .collect::<Result<Vec<T>, E>>()
-                    })
-                    .collect::<Result<Vec<Vec<T>>, E>>()
+                let mut vs = Vec::with_capacity(j1 - j0);
+                for j in j0..j1 {
+                    let mut v = Vec::new();
+                    for (k, x) in xs[lo + j..lo + len].iter().step_by(tau).enumerate() {
+                        at = lo + j + k * tau;
+                        if stopped(at) {
+                            return Ok(None);
+                        }
+                        v.push(f(x)?);
+                    }
+                    vs.push(v);
+                }
+                Ok(Some(vs))
             });
             // The task's cost is that of one task at stride tau / (j1 - j0).
             let eff_tau = (tau / (j1 - j0)).max(1);
             let mut rec = record(batch, eff_tau, index, epoch, start, None);
             match r {
-                Ok(vs) => {
+                // Stopped by an earlier failure.
+                Ok(None) => {}
+                Ok(Some(vs)) => {
                     let shape = TaskShape {
                         index,
                         tau: eff_tau,
@@ -797,9 +825,8 @@ impl<'rt> Controller<'rt> {
                     match task_cost(cost, &shape) {
                         Ok(g) => rec.cost = g,
                         Err(e) => {
-                            lock(&st).0.fail(e);
-                            stop.store(true, Ordering::Release);
-                            return;
+                            lock(&st).0.fail_at(lo + j0, e, &stop_at);
+                            continue;
                         }
                     }
                     let mut g = lock(&st);
@@ -808,11 +835,7 @@ impl<'rt> Controller<'rt> {
                         g.3.push((lo, tau, j, v));
                     }
                 }
-                Err(e) => {
-                    lock(&st).0.fail(e);
-                    stop.store(true, Ordering::Release);
-                    return;
-                }
+                Err(e) => lock(&st).0.fail_at(at, e, &stop_at),
             }
         });
         let (books, _, _, parts) = st.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -877,11 +900,11 @@ impl<'rt> Controller<'rt> {
             k_ms: None,
         });
         let cv = Condvar::new();
-        let stop = AtomicBool::new(false);
+        let stop = AtomicUsize::new(usize::MAX);
         let epoch = Instant::now();
         let fail = |e: SkelError<E>| {
-            lock(&st).books.fail(e);
-            stop.store(true, Ordering::Release);
+            // Divide and conquer has no input order: the first error wins.
+            lock(&st).books.fail_at(0, e, &stop);
             cv.notify_all();
         };
         // Hands a solved problem's result up the tree, combining every node
@@ -903,7 +926,7 @@ impl<'rt> Controller<'rt> {
                 .map(|r| r.expect("every child delivered"))
                 .collect();
             drop(g);
-            if stop.load(Ordering::Acquire) {
+            if stop.load(Ordering::Acquire) != usize::MAX {
                 return;
             }
             match guarded(|| comb(rs)) {
@@ -922,7 +945,7 @@ impl<'rt> Controller<'rt> {
             // Take a problem (and, for a small one, its small neighbours).
             let mut g = lock(&st);
             let item = loop {
-                if stop.load(Ordering::Acquire) {
+                if stop.load(Ordering::Acquire) != usize::MAX {
                     return;
                 }
                 if let Some(it) = g.stack.pop() {
@@ -1062,7 +1085,7 @@ impl<'rt> Controller<'rt> {
             }
         });
         let st = st.into_inner().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = st.books.err {
+        if let Some((_, e)) = st.books.err {
             return Err(e);
         }
         let value = st.root.expect("root result present");

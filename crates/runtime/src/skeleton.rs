@@ -2,9 +2,12 @@
 //! `par_map_stride`, `par_divconq`, `par_divconq_thresh`.
 //!
 //! Each skeleton runs in the [`Runtime`]'s pool, returns its results in input
-//! order, stops the remaining tasks after the first error (a shared flag is
-//! checked before every task) and returns that error; a panic in a task
-//! becomes [`SkelError::Panic`]. The `*_traced` forms also return one
+//! order. An error stops the work after it: the maps return the error of the
+//! first failing element in input order, as a sequential map would (a task
+//! past a failed element stops before its next element, tasks before it run
+//! on in case they fail earlier), so the error reported does not depend on
+//! the schedule; divide and conquer returns the first error observed. A
+//! panic in a task becomes [`SkelError::Panic`]. The `*_traced` forms also return one
 //! [`TaskRecord`] per executed task, with the cost γ from an optional
 //! [`CostFn`].
 //!
@@ -14,7 +17,7 @@
 //! for fib-like recursion, `Linear` for linear-work recursion.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -35,8 +38,9 @@ pub struct Traced<R> {
 
 /// Shared state of one skeleton call (or one controller batch).
 pub(crate) struct Ctx<'a, E> {
-    stop: AtomicBool,
-    err: Mutex<Option<SkelError<E>>>,
+    /// Input position of the earliest failure so far (`usize::MAX`: none).
+    stop_at: AtomicUsize,
+    err: Mutex<Option<(usize, SkelError<E>)>>,
     records: Mutex<Vec<TaskRecord>>,
     next_index: AtomicUsize,
     epoch: Instant,
@@ -47,7 +51,7 @@ pub(crate) struct Ctx<'a, E> {
 impl<'a, E> Ctx<'a, E> {
     pub(crate) fn new(epoch: Instant, batch: usize, cost: Option<&'a CostFn<'a>>) -> Self {
         Ctx {
-            stop: AtomicBool::new(false),
+            stop_at: AtomicUsize::new(usize::MAX),
             err: Mutex::new(None),
             records: Mutex::new(Vec::new()),
             next_index: AtomicUsize::new(0),
@@ -57,16 +61,29 @@ impl<'a, E> Ctx<'a, E> {
         }
     }
 
+    /// Whether anything failed (divide and conquer stops everything).
     pub(crate) fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Acquire)
+        self.stop_at.load(Ordering::Acquire) != usize::MAX
     }
 
-    fn fail(&self, e: SkelError<E>) {
+    /// Whether the element at input position `pos` comes after a failure.
+    fn stopped_at(&self, pos: usize) -> bool {
+        pos >= self.stop_at.load(Ordering::Acquire)
+    }
+
+    /// Records a failure at input position `pos`; the earliest position wins
+    /// (on a tie, the first recorded).
+    fn fail_at(&self, pos: usize, e: SkelError<E>) {
         let mut g = self.err.lock().unwrap_or_else(|p| p.into_inner());
-        if g.is_none() {
-            *g = Some(e);
+        if g.as_ref().is_none_or(|(p, _)| pos < *p) {
+            *g = Some((pos, e));
         }
-        self.stop.store(true, Ordering::Release);
+        self.stop_at.fetch_min(pos, Ordering::AcqRel);
+    }
+
+    /// A failure without an input position (divide and conquer): stops all.
+    fn fail(&self, e: SkelError<E>) {
+        self.fail_at(0, e);
     }
 
     /// Runs `f` without recording it (combine steps); errors and panics stop
@@ -117,9 +134,61 @@ impl<'a, E> Ctx<'a, E> {
         r
     }
 
+    /// Runs one map task over `items` (input position, element) and records
+    /// it. The task stops before an element after a failure; a failing
+    /// element records its position.
+    fn map_task<'x, X: 'x, T>(
+        &self,
+        shape: TaskShape,
+        items: impl Iterator<Item = (usize, &'x X)>,
+        f: &(impl Fn(&X) -> Result<T, E> + Sync),
+    ) -> Option<Vec<T>> {
+        if self.stopped_at(shape.first) {
+            return None;
+        }
+        let start = Instant::now();
+        let mut at = shape.first;
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let mut v = Vec::with_capacity(shape.len);
+            for (pos, x) in items {
+                at = pos;
+                if self.stopped_at(pos) {
+                    return Ok(None);
+                }
+                v.push(f(x)?);
+            }
+            Ok(Some(v))
+        }));
+        let v = match r {
+            Ok(Ok(Some(v))) => v,
+            Ok(Ok(None)) => return None,
+            Ok(Err(e)) => {
+                self.fail_at(at, SkelError::Task(e));
+                return None;
+            }
+            Err(p) => {
+                self.fail_at(at, SkelError::Panic(panic_message(&*p)));
+                return None;
+            }
+        };
+        let rec = TaskRecord {
+            batch: self.batch,
+            tau: shape.tau,
+            index: shape.index,
+            start_ns: start.duration_since(self.epoch).as_nanos() as u64,
+            elapsed_ns: start.elapsed().as_nanos() as u64,
+            cost: self.cost.map(|c| c(&shape)),
+        };
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(rec);
+        Some(v)
+    }
+
     /// Ends the call: the first error, else the task records sorted by index.
     pub(crate) fn finish(self) -> Result<Vec<TaskRecord>, SkelError<E>> {
-        if let Some(e) = self.err.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        if let Some((_, e)) = self.err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(e);
         }
         let mut recs = self.records.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -154,7 +223,8 @@ where
                 step: 1,
                 len: c.len(),
             };
-            ctx.task(shape, || c.iter().map(f).collect::<Result<Vec<T>, E>>())
+            let first = shape.first;
+            ctx.map_task(shape, c.iter().enumerate().map(|(k, x)| (first + k, x)), f)
         })
         .collect();
     let mut out = Vec::with_capacity(xs.len());
@@ -192,13 +262,8 @@ where
                 step: tau,
                 len: (n - j).div_ceil(tau),
             };
-            ctx.task(shape, || {
-                xs[j..]
-                    .iter()
-                    .step_by(tau)
-                    .map(f)
-                    .collect::<Result<Vec<T>, E>>()
-            })
+            let items = xs[j..].iter().step_by(tau).enumerate();
+            ctx.map_task(shape, items.map(|(k, x)| (offset + j + k * tau, x)), f)
         })
         .collect();
     let mut iters = Vec::with_capacity(tasks);

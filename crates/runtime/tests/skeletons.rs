@@ -343,3 +343,37 @@ fn nested_skeletons_in_the_same_pool() {
     let seq: Vec<u64> = rows.iter().map(|i| (0..50).map(|j| i * j).sum()).collect();
     assert_eq!(r.unwrap(), seq);
 }
+
+#[test]
+fn the_earliest_failing_element_is_reported_whatever_the_schedule() {
+    // Elements from 600 on fail, the later ones fast and the earliest one
+    // after a delay, so a schedule-dependent "first error" would often name a
+    // later element. Sequential semantics name element 600.
+    let rt = rt();
+    let xs: Vec<usize> = (0..2000).collect();
+    let f = |&i: &usize| {
+        if i == 600 {
+            spin(Duration::from_millis(3));
+        }
+        if i >= 600 {
+            Err(format!("bad element {i}"))
+        } else {
+            Ok(i)
+        }
+    };
+    let want = Err(SkelError::Task("bad element 600".to_string()));
+    for round in 0..5 {
+        for tau in [1, 7, 64, 599, 601, 5000] {
+            let r: R<Vec<usize>> = rt.par_map_chunk(tau, f, &xs);
+            assert_eq!(r, want, "chunk tau {tau} round {round}");
+            let r: R<Vec<usize>> = rt.par_map_stride(tau, f, &xs);
+            assert_eq!(r, want, "stride tau {tau} round {round}");
+        }
+        let ctl =
+            tessera_runtime::Controller::new(&rt, tessera_runtime::ControllerConfig::default());
+        let r = ctl.map_chunk(f, &xs, None).map(|r| r.value);
+        assert_eq!(r, want, "adaptive chunk round {round}");
+        let r = ctl.map_stride(f, &xs, None).map(|r| r.value);
+        assert_eq!(r, want, "adaptive stride round {round}");
+    }
+}
