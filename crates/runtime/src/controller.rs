@@ -437,7 +437,7 @@ impl<E> Books<E> {
     /// Records a failure at input position `pos`; the earliest position
     /// wins (on a tie, the first recorded), and `stop_at` drops to it.
     fn fail_at(&mut self, pos: usize, e: SkelError<E>, stop_at: &AtomicUsize) {
-        if self.err.as_ref().is_none_or(|(p, _)| pos < *p) {
+        if self.err.as_ref().map_or(true, |(p, _)| pos < *p) {
             self.err = Some((pos, e));
         }
         stop_at.fetch_min(pos, Ordering::AcqRel);

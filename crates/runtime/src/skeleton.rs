@@ -75,7 +75,7 @@ impl<'a, E> Ctx<'a, E> {
     /// (on a tie, the first recorded).
     fn fail_at(&self, pos: usize, e: SkelError<E>) {
         let mut g = self.err.lock().unwrap_or_else(|p| p.into_inner());
-        if g.as_ref().is_none_or(|(p, _)| pos < *p) {
+        if g.as_ref().map_or(true, |(p, _)| pos < *p) {
             *g = Some((pos, e));
         }
         self.stop_at.fetch_min(pos, Ordering::AcqRel);
