@@ -83,7 +83,8 @@ enum Cmd {
         entry: String,
         /// What to print: `driver` (a C main() that runs the kernel compiled by a C compiler
         /// on .npy inputs from `run --save-inputs`); `llvm` (optimised LLVM IR), `asm` (host
-        /// assembly); `c`, `openmp` arrive with the optimiser.
+        /// assembly); `c` (the kernel after polyhedral optimisation, as C), `openmp` (the same
+        /// with `#pragma omp parallel for` on its parallel loops).
         #[arg(long, value_enum)]
         target: EmitTarget,
         /// Bind a #define'd constant: -D N=100 (repeatable).
@@ -117,6 +118,9 @@ struct PolyArgs {
     /// changes the results).
     #[arg(long)]
     reverse_parallel: bool,
+    /// Run loops marked parallel sequentially (in order) instead of on the thread pool.
+    #[arg(long)]
+    no_parallel: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -154,6 +158,7 @@ impl PolyArgs {
             },
             tessera_poly::GenOptions {
                 reverse_parallel: self.reverse_parallel,
+                sequential: self.no_parallel,
             },
         ))
     }
@@ -169,7 +174,8 @@ enum EmitTarget {
     Asm,
     /// The kernel after polyhedral optimisation, as C (the typed IR printed as C).
     C,
-    /// Optimised C with OpenMP pragmas (not available yet).
+    /// Optimised C with `#pragma omp parallel for` on the parallel loops (compile with
+    /// `-fopenmp`).
     Openmp,
 }
 
@@ -599,16 +605,17 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                     }
                     Ok(())
                 }
-                EmitTarget::C => {
+                EmitTarget::C | EmitTarget::Openmp => {
                     let (popts, gopts) = poly.options()?;
                     let (p, _) = tessera_poly::optimize(&prog, &popts, gopts);
-                    print!("{}", tessera_ir::print::program(&p));
+                    let flavor = if target == EmitTarget::Openmp {
+                        tessera_ir::print::Flavor::OpenMp
+                    } else {
+                        tessera_ir::print::Flavor::C
+                    };
+                    print!("{}", tessera_ir::print::program_hoisted(&p, flavor));
                     Ok(())
                 }
-                other => Err(usage(format!(
-                    "--target {} is not implemented yet (OpenMP source output is planned); use --target c, llvm or asm",
-                    format!("{other:?}").to_lowercase()
-                ))),
             }
         }
     }
@@ -725,7 +732,10 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             "--fast-math and --no-guards apply to --mode jit/opt only",
         ));
     }
-    let _ = a.threads;
+    if a.mode == Mode::Opt {
+        // Parallel loops of the optimised code run on the global pool.
+        tessera_runtime::Runtime::init_global(a.threads).map_err(|e| usage(e.to_string()))?;
+    }
     let defs = parse_defines(&a.defines)?;
     let (src, prog) = load(&a.file, &defs)?;
     let Some((fid, f)) = prog.function(&a.entry) else {

@@ -4,7 +4,9 @@
 //! every size listed in the kernel's `// TEST:` lines, for two seeds; the JIT also at the
 //! kernel's default `// RUN:` size. The polyhedral optimiser (`--mode opt`) is held to the
 //! same oracle, also with its loops marked parallel run in reverse order
-//! (`--reverse-parallel`), which changes the results if a mark is false.
+//! (`--reverse-parallel`), which changes the results if a mark is false. The C the optimiser
+//! emits (`tessera emit --target openmp`), compiled by gcc with `-fopenmp` and run on two
+//! threads, must equal the interpreter bit for bit at every TEST size.
 //!
 //! Header format of a kernel (read here and by the benchmark scripts):
 //! `// ENTRY: name`, `// RUN: -D n=...` (default size), `// TEST: -D n=...` (tiny sizes, tested
@@ -43,6 +45,101 @@ fn opt_with_parallel_loops_reversed_matches_gcc() {
 fn opt_with_small_tiles_matches_gcc() {
     // Tiles of 3 and 5: every TEST size is then several partial tiles.
     every_kernel_with("opt", "kernels-opt-t35", &["--tile-sizes", "3,5"]);
+}
+
+#[test]
+fn emitted_openmp_matches_interpreter_on_every_example_kernel() {
+    let kernels = example_kernels();
+    let tmp = scratch_dir("kernels-omp");
+    let failures = parallel_map(&kernels, |k| {
+        let dir = tmp.join(&k.name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = match build_openmp_driver(k, &dir) {
+            Ok(e) => e,
+            Err(e) => return vec![format!("{}: {e}", k.name)],
+        };
+        let mut fails = Vec::new();
+        for (ti, args) in k.tests.iter().enumerate() {
+            for seed in [1u64, 7] {
+                let case = dir.join(format!("t{ti}-s{seed}"));
+                if let Err(e) = compare_with_gcc(k, &exe, args, seed, "interp", &case) {
+                    fails.push(format!("{} [{}] seed {seed}: {e}", k.name, args.join(" ")));
+                }
+            }
+        }
+        fails
+    });
+    let failures: Vec<String> = failures.into_iter().flatten().collect();
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The gcc driver of `k` with the kernel replaced by its optimised OpenMP C (small tiles, so
+/// that parallel loops have several iterations even at TEST sizes).
+fn build_openmp_driver(k: &Kernel, dir: &Path) -> Result<std::path::PathBuf, String> {
+    let o = tessera()
+        .arg("emit")
+        .arg(&k.path)
+        .args([
+            "--entry",
+            &k.entry,
+            "--target",
+            "openmp",
+            "--tile-sizes",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return Err(format!("emit openmp failed:\n{}", text(&o)));
+    }
+    let omp = dir.join("kernel-omp.c");
+    std::fs::write(&omp, &o.stdout).unwrap();
+    let o = tessera()
+        .arg("emit")
+        .arg(&k.path)
+        .args(["--entry", &k.entry, "--target", "driver"])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return Err(format!("emit driver failed:\n{}", text(&o)));
+    }
+    let original = std::fs::canonicalize(&k.path).unwrap();
+    let driver = String::from_utf8_lossy(&o.stdout).replace(
+        &format!("#include \"{}\"", original.display()),
+        &format!("#include \"{}\"", omp.display()),
+    );
+    if !driver.contains("kernel-omp.c") {
+        return Err("driver does not include the kernel by its path".into());
+    }
+    let src = dir.join("driver-omp.c");
+    std::fs::write(&src, driver).unwrap();
+    let exe = dir.join("driver-omp");
+    let o = std::process::Command::new("gcc")
+        .args([
+            "-O2",
+            "-fopenmp",
+            "-ffp-contract=off",
+            "-fwrapv",
+            "-std=gnu99",
+            "-w",
+            "-include",
+        ])
+        .arg(root().join("tests/gcc-prelude.h"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm")
+        .output()
+        .map_err(|e| format!("cannot run gcc: {e}"))?;
+    if !o.status.success() {
+        return Err(format!("gcc -fopenmp failed:\n{}", text(&o)));
+    }
+    Ok(exe)
 }
 
 fn every_kernel(mode: &str, scratch: &str) {

@@ -356,6 +356,21 @@ impl<'p> Machine<'p> {
                     self.eval_any(fr, st)?;
                 }
             },
+            Stmt::ParFor { var, lo, hi, body } => {
+                // Sequential and in order; the scalars are the loop's own (firstprivate): the
+                // function's values are restored afterwards.
+                let span = lo.span;
+                let (lo, hi) = (self.eval(fr, lo)?.as_i64(), self.eval(fr, hi)?.as_i64());
+                let saved = fr.vals.clone();
+                for v in lo..hi {
+                    fr.vals[var.0 as usize] = Scalar::I64(v);
+                    self.step(fr, span)?;
+                    if let r @ Flow::Return(_) = self.exec_list(fr, body)? {
+                        return Ok(r);
+                    }
+                }
+                fr.vals = saved;
+            }
             Stmt::DoWhile { body, cond } => loop {
                 self.step(fr, cond.span)?;
                 match self.exec_list(fr, body)? {

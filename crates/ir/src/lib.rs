@@ -275,6 +275,23 @@ pub enum Stmt {
         /// True if this was written as a `for` loop (for printing and loop analysis).
         is_for: bool,
     },
+    /// A parallel loop, produced by the polyhedral optimiser for a loop whose iterations it
+    /// proved independent: `body` runs once for every `var` in `lo..hi` (step 1, `long`
+    /// bounds evaluated once), in any order and possibly concurrently. Every iteration sees
+    /// its own copy of the function's scalars as they were when the loop started (C's
+    /// `firstprivate`); arrays are shared. The body contains no `break`, `continue`,
+    /// `return`, local array or call of a program function. Back ends may run it
+    /// sequentially, in order.
+    ParFor {
+        /// The loop counter (type `long`).
+        var: VarId,
+        /// First value (type `long`).
+        lo: Expr,
+        /// One past the last value (type `long`).
+        hi: Expr,
+        /// Body.
+        body: Vec<Stmt>,
+    },
     /// `do body while (cond);`
     DoWhile {
         /// Body.
@@ -698,4 +715,136 @@ impl fmt::Display for ErrorKind {
             ),
         }
     }
+}
+
+impl Expr {
+    /// Calls `f` on this expression and every sub-expression (pre-order), including
+    /// indices of places and arguments of calls.
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        let place = |p: &Place, f: &mut dyn FnMut(&Expr)| {
+            if let Place::Elem { indices, .. } = p {
+                for i in indices {
+                    i.walk(f);
+                }
+            }
+        };
+        match &self.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
+            ExprKind::Load { indices, .. } => indices.iter().for_each(|i| i.walk(f)),
+            ExprKind::Assign {
+                place: p, value, ..
+            } => {
+                place(p, f);
+                value.walk(f);
+            }
+            ExprKind::IncDec { place: p, .. } => place(p, f),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => a.walk(f),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Cmp(_, a, b)
+            | ExprKind::LogAnd(a, b)
+            | ExprKind::LogOr(a, b)
+            | ExprKind::Comma(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            ExprKind::Cond(c, a, b) => {
+                c.walk(f);
+                a.walk(f);
+                b.walk(f);
+            }
+            ExprKind::Call(_, args) => {
+                for a in args {
+                    match a {
+                        Arg::Scalar(e) => e.walk(f),
+                        Arg::Array { prefix, .. } => prefix.iter().for_each(|i| i.walk(f)),
+                    }
+                }
+            }
+            ExprKind::Builtin(_, args) => args.iter().for_each(|a| a.walk(f)),
+        }
+    }
+
+    /// The scalar variable this expression assigns directly (`v = ...`, `v += ...`, `v++`).
+    pub fn assigned_scalar(&self) -> Option<VarId> {
+        match &self.kind {
+            ExprKind::Assign {
+                place: Place::Var(v),
+                ..
+            }
+            | ExprKind::IncDec {
+                place: Place::Var(v),
+                ..
+            } => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+/// Calls `on_stmt` on every statement of `body` (pre-order, nested ones included) and
+/// `on_expr` on every expression in them (see [`Expr::walk`]).
+pub fn walk_stmts(body: &[Stmt], on_stmt: &mut dyn FnMut(&Stmt), on_expr: &mut dyn FnMut(&Expr)) {
+    for s in body {
+        on_stmt(s);
+        match s {
+            Stmt::Decl { init, .. } => {
+                if let Some(e) = init {
+                    e.walk(on_expr);
+                }
+            }
+            Stmt::DeclArray { dims, .. } => dims.iter().for_each(|d| d.walk(on_expr)),
+            Stmt::Expr(e) => e.walk(on_expr),
+            Stmt::If { cond, then, els } => {
+                cond.walk(on_expr);
+                walk_stmts(then, on_stmt, on_expr);
+                walk_stmts(els, on_stmt, on_expr);
+            }
+            Stmt::While {
+                cond, body, step, ..
+            } => {
+                cond.walk(on_expr);
+                walk_stmts(body, on_stmt, on_expr);
+                if let Some(e) = step {
+                    e.walk(on_expr);
+                }
+            }
+            Stmt::ParFor { lo, hi, body, .. } => {
+                lo.walk(on_expr);
+                hi.walk(on_expr);
+                walk_stmts(body, on_stmt, on_expr);
+            }
+            Stmt::DoWhile { body, cond } => {
+                walk_stmts(body, on_stmt, on_expr);
+                cond.walk(on_expr);
+            }
+            Stmt::Block(b) => walk_stmts(b, on_stmt, on_expr),
+            Stmt::Break | Stmt::Continue => {}
+            Stmt::Return(e, _) => {
+                if let Some(e) = e {
+                    e.walk(on_expr);
+                }
+            }
+        }
+    }
+}
+
+/// The scalars that `body` assigns but does not declare: those a parallel loop must give
+/// each iteration its own copy of (sorted by id).
+pub fn scalars_written_not_declared(body: &[Stmt]) -> Vec<VarId> {
+    let mut written = std::collections::BTreeSet::new();
+    let mut declared = std::collections::BTreeSet::new();
+    walk_stmts(
+        body,
+        &mut |s| {
+            if let Stmt::Decl { var, .. } = s {
+                declared.insert(*var);
+            }
+        },
+        &mut |e| {
+            if let Some(v) = e.assigned_scalar() {
+                written.insert(v);
+            }
+        },
+    );
+    written.difference(&declared).copied().collect()
 }

@@ -172,14 +172,28 @@ pub fn signature(p: &Program, f: &Function) -> String {
     )
 }
 
-fn stmts(p: &Program, f: &Function, out: &mut String, body: &[Stmt], ind: usize) {
+/// How parallel loops ([`Stmt::ParFor`]) are printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Flavor {
+    /// Plain C: a `for` loop with a `/* parallel */` comment.
+    #[default]
+    C,
+    /// C with OpenMP: `#pragma omp parallel for`, the scalars the body assigns
+    /// `firstprivate`.
+    OpenMp,
+}
+
+fn stmts_as(p: &Program, f: &Function, out: &mut String, body: &[Stmt], ind: usize, fl: Flavor) {
     for s in body {
-        stmt(p, f, out, s, ind);
+        stmt(p, f, out, s, ind, fl);
     }
 }
 
-fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize) {
+fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize, fl: Flavor) {
     let pad = "  ".repeat(ind);
+    let stmts = |p: &Program, f: &Function, out: &mut String, body: &[Stmt], ind: usize| {
+        stmts_as(p, f, out, body, ind, fl)
+    };
     match s {
         Stmt::Decl { var, init } => {
             let v = f.var(*var);
@@ -241,6 +255,34 @@ fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize) {
             stmts(p, f, out, body, ind + 1);
             let _ = writeln!(out, "{pad}}}");
         }
+        Stmt::ParFor { var, lo, hi, body } => {
+            let name = &f.var(*var).name;
+            match fl {
+                Flavor::C => {
+                    let _ = writeln!(out, "{pad}/* parallel */");
+                }
+                Flavor::OpenMp => {
+                    let private: Vec<&str> = crate::scalars_written_not_declared(body)
+                        .into_iter()
+                        .map(|v| f.var(v).name.as_str())
+                        .collect();
+                    let clause = if private.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" firstprivate({})", private.join(", "))
+                    };
+                    let _ = writeln!(out, "{pad}#pragma omp parallel for{clause}");
+                }
+            }
+            let _ = writeln!(
+                out,
+                "{pad}for (long {name} = {}; {name} < {}; {name}++) {{",
+                strip_parens(expr(p, f, lo)),
+                strip_parens(expr(p, f, hi))
+            );
+            stmts(p, f, out, body, ind + 1);
+            let _ = writeln!(out, "{pad}}}");
+        }
         Stmt::DoWhile { body, cond } => {
             let _ = writeln!(out, "{pad}do {{");
             stmts(p, f, out, body, ind + 1);
@@ -270,18 +312,107 @@ fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize) {
 
 /// A whole function as C.
 pub fn function(p: &Program, f: &Function) -> String {
+    function_as(p, f, Flavor::C)
+}
+
+/// A whole function as C of the given flavour.
+pub fn function_as(p: &Program, f: &Function, fl: Flavor) -> String {
     let mut out = format!("{} {{\n", signature(p, f));
-    stmts(p, f, &mut out, &f.body, 1);
+    stmts_as(p, f, &mut out, &f.body, 1, fl);
     out.push_str("}\n");
     out
 }
 
 /// The whole program as C (includes first).
 pub fn program(p: &Program) -> String {
+    program_as(p, Flavor::C)
+}
+
+/// The whole program as C of the given flavour (includes first).
+pub fn program_as(p: &Program, fl: Flavor) -> String {
     let mut out = String::from("#include <math.h>\n#include <stdbool.h>\n\n");
     for f in &p.functions {
-        out.push_str(&function(p, f));
+        out.push_str(&function_as(p, f, fl));
         out.push('\n');
     }
     out
+}
+
+/// The whole program as C of the given flavour, with every function's local scalars declared
+/// once at its top (under unique names) and their declarations inside the body printed as
+/// assignments. The polyhedral optimiser's output needs this form: its statement instances
+/// assign the original loop counters and scalars in blocks of their own, so the C scopes of
+/// the source no longer enclose their uses. The meaning is unchanged (a declaration without
+/// initialiser assigns zero).
+pub fn program_hoisted(p: &Program, fl: Flavor) -> String {
+    let mut q = p.clone();
+    for f in &mut q.functions {
+        hoist_scalars(f);
+    }
+    program_as(&q, fl)
+}
+
+fn hoist_scalars(f: &mut Function) {
+    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for v in f.vars.iter_mut() {
+        if used.contains(&v.name) && !v.is_param {
+            let mut k = 1;
+            while used.contains(&format!("{}_{k}", v.name)) {
+                k += 1;
+            }
+            v.name = format!("{}_{k}", v.name);
+        }
+        used.insert(v.name.clone());
+    }
+    fn rewrite(f: &Function, body: &mut [Stmt]) {
+        for s in body.iter_mut() {
+            match s {
+                Stmt::Decl { var, init } => {
+                    let v = f.var(*var);
+                    let t = v.scalar_ty();
+                    let value = init.take().unwrap_or(Expr {
+                        kind: match t {
+                            ScalarTy::F32 | ScalarTy::F64 => ExprKind::Float(0.0),
+                            _ => ExprKind::Int(0),
+                        },
+                        ty: Some(t),
+                        span: v.span,
+                    });
+                    let span = value.span;
+                    *s = Stmt::Expr(Expr {
+                        kind: ExprKind::Assign {
+                            place: Place::Var(*var),
+                            op: None,
+                            value: Box::new(value),
+                        },
+                        ty: Some(t),
+                        span,
+                    });
+                }
+                Stmt::If { then, els, .. } => {
+                    rewrite(f, then);
+                    rewrite(f, els);
+                }
+                Stmt::While { body, .. }
+                | Stmt::DoWhile { body, .. }
+                | Stmt::ParFor { body, .. }
+                | Stmt::Block(body) => rewrite(f, body),
+                _ => {}
+            }
+        }
+    }
+    let mut body = std::mem::take(&mut f.body);
+    rewrite(f, &mut body);
+    let mut top: Vec<Stmt> = f
+        .vars
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_param && !v.is_array())
+        .map(|(i, _)| Stmt::Decl {
+            var: VarId(i as u32),
+            init: None,
+        })
+        .collect();
+    top.extend(body);
+    f.body = top;
 }

@@ -118,6 +118,10 @@ struct Gen<'ctx, 'p> {
     shapes: Vec<Option<FunctionValue<'ctx>>>,
     entries: Vec<FunctionValue<'ctx>>,
     alloc_fn: FunctionValue<'ctx>,
+    /// `tessera_parallel_for` of the runtime (for [`Stmt::ParFor`]).
+    par_fn: FunctionValue<'ctx>,
+    /// Number of outlined parallel-loop bodies so far (for their names).
+    n_outlined: usize,
     mark_fn: FunctionValue<'ctx>,
     release_fn: FunctionValue<'ctx>,
     libm: HashMap<&'static str, FunctionValue<'ctx>>,
@@ -192,6 +196,21 @@ pub(crate) fn lower<'ctx>(
         cx.void_type().fn_type(&[ptr.into(), i64t.into()], false),
         Some(Linkage::External),
     );
+    let par_fn = m.add_function(
+        "tessera_parallel_for",
+        cx.i32_type().fn_type(
+            &[
+                ptr.into(),
+                i64t.into(),
+                i64t.into(),
+                i64t.into(),
+                ptr.into(),
+                ptr.into(),
+            ],
+            false,
+        ),
+        Some(Linkage::External),
+    );
     for f in [alloc_fn, mark_fn, release_fn] {
         f.add_attribute(AttributeLoc::Function, nounwind);
     }
@@ -212,6 +231,8 @@ pub(crate) fn lower<'ctx>(
         shapes: Vec::new(),
         entries: Vec::new(),
         alloc_fn,
+        par_fn,
+        n_outlined: 0,
         mark_fn,
         release_fn,
         libm: HashMap::new(),
@@ -1039,6 +1060,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.b.build_unconditional_branch(cb)?;
                 self.b.position_at_end(xb);
             }
+            Stmt::ParFor { var, lo, hi, body } => self.par_for(fs, *var, lo, hi, body)?,
             Stmt::DoWhile { body, cond } => {
                 let bb = self.cx.append_basic_block(fs.f, "dobody");
                 let cb = self.cx.append_basic_block(fs.f, "docond");
@@ -1088,6 +1110,281 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         Ok(())
+    }
+
+    // ---------------------------------------------------------------- parallel loops
+
+    /// A parallel loop: the body is outlined into `i32 tessera_parN(env, lo, hi)` and run by
+    /// the runtime's `tessera_parallel_for` on the global pool.
+    ///
+    /// The environment is an array of 8-byte words: the caller's context, its call depth, a
+    /// lock, the first iteration of the failed chunk reported so far, then every variable of
+    /// the function (a scalar's value; an array's data pointer and extents) as it is when the
+    /// loop starts. Each chunk copies the variables into its own slots (the scalars are
+    /// private, as [`Stmt::ParFor`] requires) and runs with a private context. A chunk that
+    /// fails takes the lock and, if it starts before every chunk reported so far, copies its
+    /// error record into the caller's context, which is checked after the loop. With the
+    /// runtime running every chunk before a failed one, the error reported is the one of the
+    /// first failing iteration in loop order, whatever the schedule.
+    fn par_for(
+        &mut self,
+        fs: &mut Fs<'ctx>,
+        var: VarId,
+        lo: &Expr,
+        hi: &Expr,
+        body: &[Stmt],
+    ) -> R<()> {
+        let lo_v = self.eval(fs, lo)?;
+        let lo_v = self.to_i64(lo_v, lo.sty())?;
+        let hi_v = self.eval(fs, hi)?;
+        let hi_v = self.to_i64(hi_v, hi.sty())?;
+        let i64t = self.cx.i64_type();
+        let mut offsets = Vec::new();
+        let mut words = ENV_VARS;
+        for slot in &fs.slots {
+            offsets.push(words);
+            words += match slot {
+                Slot::Scalar(..) => 1,
+                Slot::Array { ext, .. } => 1 + ext.len() as u64,
+            };
+        }
+        let env = self.entry_alloca(fs, i64t.array_type(words as u32).into())?;
+        let word = |g: &Self, k: u64| rt::gep(&g.b, i64t.into(), env, g.i64c(k as i64));
+        self.b.build_store(word(self, 0)?, fs.ctx)?;
+        self.b.build_store(word(self, 1)?, fs.depth)?;
+        self.b.build_store(word(self, 2)?, self.i64c(0))?;
+        self.b.build_store(word(self, 3)?, self.i64c(i64::MAX))?;
+        for (slot, &k) in fs.slots.iter().zip(&offsets) {
+            match slot {
+                Slot::Scalar(p, t) => {
+                    let v = self.b.build_load(self.llty(*t), *p, "v")?;
+                    self.b.build_store(word(self, k)?, v)?;
+                }
+                Slot::Array { data, ext, .. } => {
+                    let d = self.b.build_load(self.ptr_ty(), *data, "data")?;
+                    self.b.build_store(word(self, k)?, d)?;
+                    for (j, e) in ext.iter().enumerate() {
+                        let x = self.b.build_load(i64t, *e, "n")?;
+                        self.b.build_store(word(self, k + 1 + j as u64)?, x)?;
+                    }
+                }
+            }
+        }
+        let here = self.b.get_insert_block();
+        let outlined = self.outline(fs.fid, var, body, &offsets, lo.span);
+        if let Some(bb) = here {
+            self.b.position_at_end(bb);
+        }
+        let outlined = outlined?;
+        self.b.build_call(
+            self.par_fn,
+            &[
+                self.ptr_ty().const_null().into(),
+                lo_v.into(),
+                hi_v.into(),
+                self.i64c(0).into(),
+                outlined.as_global_value().as_pointer_value().into(),
+                env.into(),
+            ],
+            "par",
+        )?;
+        self.check_err(fs)
+    }
+
+    /// Builds the outlined body of a parallel loop (see [`Gen::par_for`]).
+    fn outline(
+        &mut self,
+        fid: FuncId,
+        var: VarId,
+        body: &[Stmt],
+        offsets: &[u64],
+        span: Span,
+    ) -> R<FunctionValue<'ctx>> {
+        let i64t = self.cx.i64_type();
+        let ptr = self.ptr_ty();
+        let ft = self
+            .cx
+            .i32_type()
+            .fn_type(&[ptr.into(), i64t.into(), i64t.into()], false);
+        let fv = self.m.add_function(
+            &format!("tessera_par{}", self.n_outlined),
+            ft,
+            Some(Linkage::Internal),
+        );
+        self.n_outlined += 1;
+        for a in &self.fn_attrs {
+            fv.add_attribute(AttributeLoc::Function, *a);
+        }
+        let entry = self.cx.append_basic_block(fv, "entry");
+        let start = self.cx.append_basic_block(fv, "start");
+        let err_bb = self.cx.append_basic_block(fv, "error");
+        self.b.position_at_end(entry);
+        let env = fv.get_nth_param(0).unwrap().into_pointer_value();
+        let lo = fv.get_nth_param(1).unwrap().into_int_value();
+        let hi = fv.get_nth_param(2).unwrap().into_int_value();
+        let word = |g: &Self, k: u64| rt::gep(&g.b, i64t.into(), env, g.i64c(k as i64));
+        let parent = self
+            .b
+            .build_load(ptr, word(self, 0)?, "parent")?
+            .into_pointer_value();
+        let depth = self
+            .b
+            .build_load(i64t, word(self, 1)?, "depth")?
+            .into_int_value();
+        // The private context: no error, the caller's step count and arena.
+        let ctx = self
+            .b
+            .build_alloca(i64t.array_type(CTX_WORDS as u32), "ctx")?;
+        self.set(ctx, field::ERR, self.i64c(0))?;
+        for k in [field::STEPS, field::ARENA] {
+            let x = self.b.build_load(i64t, self.ctx_field(parent, k)?, "x")?;
+            self.b.build_store(self.ctx_field(ctx, k)?, x)?;
+        }
+        let steps0 = self
+            .b
+            .build_load(i64t, self.ctx_field(ctx, field::STEPS)?, "steps0")?
+            .into_int_value();
+        let f = self.prog.func(fid);
+        let mut slots = Vec::new();
+        for (v, &k) in f.vars.iter().zip(offsets) {
+            match v.kind {
+                VarKind::Scalar(t) => {
+                    let p = self.b.build_alloca(self.llty(t), &v.name)?;
+                    let x = self.b.build_load(self.llty(t), word(self, k)?, "v")?;
+                    self.b.build_store(p, x)?;
+                    slots.push(Slot::Scalar(p, t));
+                }
+                VarKind::Array { elem, rank } => {
+                    let data = self.b.build_alloca(ptr, &v.name)?;
+                    let x = self.b.build_load(ptr, word(self, k)?, "data")?;
+                    self.b.build_store(data, x)?;
+                    let mut ext = Vec::new();
+                    for j in 0..rank {
+                        let e = self.b.build_alloca(i64t, "ext")?;
+                        let x = self
+                            .b
+                            .build_load(i64t, word(self, k + 1 + j as u64)?, "n")?;
+                        self.b.build_store(e, x)?;
+                        ext.push(e);
+                    }
+                    slots.push(Slot::Array { data, ext, elem });
+                }
+            }
+        }
+        let counter = self.b.build_alloca(i64t, "it")?;
+        let entry_br = self.b.build_unconditional_branch(start)?;
+        // Failure: under the environment's spin lock, the chunk with the lowest first
+        // iteration so far hands its error record to the caller.
+        self.b.position_at_end(err_bb);
+        let lock = word(self, 2)?;
+        let spin = self.cx.append_basic_block(fv, "lock");
+        let locked = self.cx.append_basic_block(fv, "locked");
+        self.b.build_unconditional_branch(spin)?;
+        self.b.position_at_end(spin);
+        let got = self.b.build_cmpxchg(
+            lock,
+            self.i64c(0),
+            self.i64c(1),
+            inkwell::AtomicOrdering::Acquire,
+            inkwell::AtomicOrdering::Monotonic,
+        )?;
+        let got = self.b.build_extract_value(got, 1, "got")?.into_int_value();
+        self.b.build_conditional_branch(got, locked, spin)?;
+        self.b.position_at_end(locked);
+        let best_p = word(self, 3)?;
+        let best = self.b.build_load(i64t, best_p, "best")?.into_int_value();
+        let earlier = self
+            .b
+            .build_int_compare(IntPredicate::SLT, lo, best, "earlier")?;
+        let copy = self.cx.append_basic_block(fv, "report");
+        let out = self.cx.append_basic_block(fv, "failed");
+        self.b.build_conditional_branch(earlier, copy, out)?;
+        self.b.position_at_end(copy);
+        for k in 0..field::ARENA {
+            if k != field::STEPS {
+                let x = self.b.build_load(i64t, self.ctx_field(ctx, k)?, "e")?;
+                self.b.build_store(self.ctx_field(parent, k)?, x)?;
+            }
+        }
+        self.b.build_store(best_p, lo)?;
+        self.b.build_unconditional_branch(out)?;
+        self.b.position_at_end(out);
+        self.b.build_atomicrmw(
+            inkwell::AtomicRMWBinOp::Xchg,
+            lock,
+            self.i64c(0),
+            inkwell::AtomicOrdering::Release,
+        )?;
+        self.b
+            .build_return(Some(&self.cx.i32_type().const_int(1, false)))?;
+        // The loop over the chunk.
+        self.b.position_at_end(start);
+        let mut fs = Fs {
+            fid,
+            f: fv,
+            ctx,
+            depth,
+            slots,
+            err_bb,
+            entry_br,
+            loops: Vec::new(),
+            marks: Vec::new(),
+            tail_call: None,
+        };
+        // Recompute pure extents of array parameters (as `gen_body` does) when the scalars
+        // they are computed from are never assigned in the function, so that LLVM can relate
+        // the guards to the loop bounds.
+        let assigned = scalars_assigned(f);
+        for p in &f.params {
+            let v = f.var(*p);
+            let Slot::Array { ext, .. } = fs.slots[p.0 as usize].clone() else {
+                continue;
+            };
+            for (e, d) in ext.iter().zip(&v.dims) {
+                if pure_extent(d) && !reads_any(d, &assigned) {
+                    let x = self.eval(&mut fs, d)?;
+                    let x = self.to_i64(x, d.sty())?;
+                    self.b.build_store(*e, x)?;
+                }
+            }
+        }
+        self.b.build_store(counter, lo)?;
+        let cb = self.cx.append_basic_block(fv, "cond");
+        let bb = self.cx.append_basic_block(fv, "body");
+        let xb = self.cx.append_basic_block(fv, "endloop");
+        self.b.build_unconditional_branch(cb)?;
+        self.b.position_at_end(cb);
+        let i = self.b.build_load(i64t, counter, "i")?.into_int_value();
+        let c = self.b.build_int_compare(IntPredicate::SLT, i, hi, "more")?;
+        self.b.build_conditional_branch(c, bb, xb)?;
+        self.b.position_at_end(bb);
+        let Slot::Scalar(vp, _) = fs.slots[var.0 as usize].clone() else {
+            return Err(unsupported("parallel loop counter is an array"));
+        };
+        self.b.build_store(vp, i)?;
+        self.step(&fs, span)?;
+        self.exec_list(&mut fs, body)?;
+        let next = self.b.build_int_add(i, self.i64c(1), "next")?;
+        self.b.build_store(counter, next)?;
+        self.b.build_unconditional_branch(cb)?;
+        self.b.position_at_end(xb);
+        if self.opts.limits.max_steps.is_some() {
+            // The chunk's steps count towards the caller's total.
+            let s1 = self
+                .b
+                .build_load(i64t, self.ctx_field(ctx, field::STEPS)?, "steps")?
+                .into_int_value();
+            let d = self.b.build_int_sub(s1, steps0, "dsteps")?;
+            self.b.build_atomicrmw(
+                inkwell::AtomicRMWBinOp::Add,
+                self.ctx_field(parent, field::STEPS)?,
+                d,
+                inkwell::AtomicOrdering::Monotonic,
+            )?;
+        }
+        self.b
+            .build_return(Some(&self.cx.i32_type().const_int(0, false)))?;
+        Ok(fv)
     }
 
     // ---------------------------------------------------------------- expressions
@@ -1744,6 +2041,34 @@ impl<'ctx> Gen<'ctx, '_> {
 
 /// Whether `e` (an array extent) is a side-effect-free, guard-free expression of constants
 /// and scalar variables: `+ - * & | ^`, unary operators, comparisons and casts.
+/// Words of the environment of an outlined parallel loop before the variables: the caller's
+/// context, its call depth, a lock, the first iteration of the failed chunk reported so far.
+const ENV_VARS: u64 = 4;
+/// Size of the JIT context in 8-byte words.
+const CTX_WORDS: u64 = field::ARENA + 1;
+
+/// The scalar variables a function assigns anywhere.
+fn scalars_assigned(f: &Function) -> Vec<VarId> {
+    let mut out = Vec::new();
+    walk_stmts(&f.body, &mut |_| {}, &mut |e| {
+        if let Some(v) = e.assigned_scalar() {
+            out.push(v);
+        }
+    });
+    out
+}
+
+/// Whether `e` reads one of `vars`.
+fn reads_any(e: &Expr, vars: &[VarId]) -> bool {
+    let mut hit = false;
+    e.walk(&mut |x| {
+        if let ExprKind::Var(v) = x.kind {
+            hit |= vars.contains(&v);
+        }
+    });
+    hit
+}
+
 fn pure_extent(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Int(_) | ExprKind::Var(_) => true,

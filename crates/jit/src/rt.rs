@@ -47,6 +47,8 @@ pub mod field {
     pub const V1: u64 = 5;
     /// Second vector: shape, declared shape.
     pub const V2: u64 = 5 + super::MAX_RANK as u64;
+    /// The arena pointer (the last word).
+    pub const ARENA: u64 = 5 + 2 * super::MAX_RANK as u64;
 }
 
 /// Error codes stored in [`Ctx::err`].
@@ -256,8 +258,12 @@ pub fn libm_addr(name: &str) -> Option<usize> {
 }
 
 /// Addresses of the runtime callbacks, by the symbol names the generated code uses.
-pub fn runtime_addrs() -> [(&'static str, usize); 3] {
+pub fn runtime_addrs() -> [(&'static str, usize); 4] {
     [
+        (
+            "tessera_parallel_for",
+            tessera_runtime::tessera_parallel_for as *const () as usize,
+        ),
         ("tessera_jit_alloc", tessera_jit_alloc as *const () as usize),
         ("tessera_jit_mark", tessera_jit_mark as *const () as usize),
         (

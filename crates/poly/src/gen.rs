@@ -3,9 +3,10 @@
 //! Each AST `for` becomes a `long` counter and a lowered `for` (`Block([Decl, While])`); each
 //! statement instance `S<k>(e0, ..., en)` assigns the original loop counters of `S<k>` from
 //! the AST expressions and runs the original IR statement. Floor divisions (`fdiv_q`) are
-//! expanded for C's truncating division. Loops under a `parallel` mark run sequentially here
-//! (the parallel runtime calls come with outlining); with [`GenOptions::reverse_parallel`]
-//! they run in reverse order, a test mode that catches a false parallel mark.
+//! expanded for C's truncating division. A loop under a `parallel` mark with step 1 becomes a
+//! [`Stmt::ParFor`], which the JIT outlines onto the runtime's parallel-for; with
+//! [`GenOptions::reverse_parallel`] it runs sequentially in reverse order instead, a test mode
+//! that catches a false parallel mark, and with [`GenOptions::sequential`] in order.
 
 use std::collections::HashMap;
 
@@ -22,6 +23,25 @@ use crate::scop::Scop;
 pub struct GenOptions {
     /// Run loops marked parallel from their last iteration to their first (test mode).
     pub reverse_parallel: bool,
+    /// Run loops marked parallel as ordinary sequential loops.
+    pub sequential: bool,
+}
+
+/// Whether `body` may become the body of a [`Stmt::ParFor`]: no jumps out of it, no local
+/// arrays, no calls of program functions (they would share the caller's arena).
+fn outlinable(body: &[Stmt]) -> bool {
+    let (mut jumps, mut calls) = (false, false);
+    tessera_ir::walk_stmts(
+        body,
+        &mut |s| {
+            jumps |= matches!(
+                s,
+                Stmt::Break | Stmt::Continue | Stmt::Return(..) | Stmt::DeclArray { .. }
+            );
+        },
+        &mut |e| calls |= matches!(e.kind, ExprKind::Call(..)),
+    );
+    !jumps && !calls
 }
 
 /// Generation failed (an AST shape this generator does not handle).
@@ -273,6 +293,36 @@ impl Gen<'_> {
                     && *inc == AstExpr::Int(1)
                     && matches!(cond, AstExpr::Op(AstOp::Le | AstOp::Lt, a) if a.len() == 2 && a[0] == AstExpr::Id(it.clone()));
                 let body = self.node(body, false)?;
+                let simple_upper = match cond {
+                    AstExpr::Op(op @ (AstOp::Le | AstOp::Lt), a)
+                        if a.len() == 2 && a[0] == AstExpr::Id(it.clone()) =>
+                    {
+                        Some((*op, &a[1]))
+                    }
+                    _ => None,
+                };
+                if let (true, false, false, true, Some((op, ub))) = (
+                    parallel,
+                    self.opts.reverse_parallel,
+                    self.opts.sequential,
+                    *inc == AstExpr::Int(1),
+                    simple_upper,
+                ) {
+                    if outlinable(&body) {
+                        let ub = self.expr(ub)?;
+                        let hi = if op == AstOp::Le {
+                            self.bin(BinOp::Add, ub, self.int(1))
+                        } else {
+                            ub
+                        };
+                        return Ok(vec![Stmt::ParFor {
+                            var: v,
+                            lo: init_e,
+                            hi,
+                            body,
+                        }]);
+                    }
+                }
                 let (start, test, step) = if reverse {
                     let AstExpr::Op(op, args) = cond else {
                         unreachable!()

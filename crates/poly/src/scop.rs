@@ -281,6 +281,12 @@ fn written_scalars(stmts: &[Stmt], out: &mut HashSet<VarId>) {
                     expr(e, out);
                 }
             }
+            Stmt::ParFor { var, lo, hi, body } => {
+                out.insert(*var);
+                expr(lo, out);
+                expr(hi, out);
+                written_scalars(body, out);
+            }
             Stmt::DoWhile { body, cond } => {
                 written_scalars(body, out);
                 expr(cond, out);
@@ -534,6 +540,7 @@ impl<'f> Builder<'f> {
             Stmt::While { cond, .. } | Stmt::DoWhile { cond, .. } => {
                 err(cond.span, "a `while` loop (not an affine `for`)")
             }
+            Stmt::ParFor { lo, .. } => err(lo.span, "an already optimised parallel loop"),
             Stmt::Break => err(Span::default(), "`break`"),
             Stmt::Continue => err(Span::default(), "`continue`"),
             Stmt::Return(_, sp) => err(*sp, "`return` inside the loop nest"),
@@ -811,6 +818,7 @@ pub(crate) fn stmt_span(s: &Stmt) -> Option<Span> {
         Stmt::Expr(e) => Some(e.span),
         Stmt::If { cond, .. } => Some(cond.span),
         Stmt::While { cond, .. } | Stmt::DoWhile { cond, .. } => Some(cond.span),
+        Stmt::ParFor { lo, .. } => Some(lo.span),
         Stmt::Block(b) => first_span(b),
         Stmt::Return(_, sp) => Some(*sp),
         Stmt::Break | Stmt::Continue => None,

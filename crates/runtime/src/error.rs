@@ -14,12 +14,15 @@ pub enum RuntimeError {
     /// rayon refused to build the pool.
     #[error("failed to build thread pool: {0}")]
     PoolBuild(String),
+    /// The global runtime already exists with this many threads.
+    #[error("the global runtime already exists with {0} threads")]
+    GlobalExists(usize),
 }
 
 /// Errors of [`crate::Runtime::parallel_for`] (and, as codes, of the C entry).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ParallelForError {
-    /// A loop body returned this non-zero code; the first one observed wins.
+    /// A loop body returned this non-zero code (that of the earliest failing chunk).
     #[error("loop body returned error code {0}")]
     Body(i32),
     /// A loop body panicked; the payload message is kept.

@@ -63,9 +63,10 @@ unsafe fn handle<'a>(rt: *const RuntimeHandle) -> &'a Runtime {
 /// Parallel for over `[lo, hi)` in chunks of `chunk` iterations
 /// (`chunk <= 0`: about four chunks per thread).
 ///
-/// Returns 0 on success, else the first non-zero code returned by a body
-/// (the other chunks are then skipped: a shared flag is checked before each
-/// chunk), or [`TESSERA_ERR_PANIC`] if a panic was caught. An empty range
+/// Returns 0 on success, else the non-zero code returned by the earliest
+/// failing chunk (chunks after a failed one are skipped, those before it
+/// run; see [`Runtime::parallel_for`]), or [`TESSERA_ERR_PANIC`] if a panic
+/// was caught. An empty range
 /// (`hi <= lo`) returns 0 without calling `body`.
 ///
 /// A body may call `tessera_parallel_for` again with the same `rt`: the

@@ -1,7 +1,7 @@
 //! The thread pool ([`Runtime`]) and the safe parallel-for.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
@@ -61,6 +61,9 @@ fn available_parallelism() -> usize {
         .unwrap_or(1)
 }
 
+/// The process-wide runtime (see [`Runtime::global`]).
+static GLOBAL: OnceLock<Runtime> = OnceLock::new();
+
 impl Runtime {
     /// Builds a runtime with `threads` workers; `None` reads
     /// `TESSERA_THREADS`, else uses the available parallelism.
@@ -75,15 +78,30 @@ impl Runtime {
         Ok(Runtime { pool, threads: n })
     }
 
-    /// The process-wide runtime, built on first use like `Runtime::new(None)`.
-    /// A bad `TESSERA_THREADS` value falls back to the available parallelism.
+    /// The process-wide runtime, built on first use like `Runtime::new(None)`
+    /// unless [`Runtime::init_global`] built it before. A bad `TESSERA_THREADS`
+    /// value falls back to the available parallelism. JIT-compiled parallel
+    /// loops run on it.
     pub fn global() -> &'static Runtime {
-        static GLOBAL: OnceLock<Runtime> = OnceLock::new();
         GLOBAL.get_or_init(|| {
             Runtime::new(None)
                 .or_else(|_| Runtime::new(Some(available_parallelism())))
                 .expect("cannot build the global tessera runtime")
         })
+    }
+
+    /// Builds the process-wide runtime with `threads` workers (`None`: as
+    /// [`Runtime::new`]) if it does not exist yet, and returns it. If it
+    /// exists with another thread count, that is an error.
+    pub fn init_global(threads: Option<usize>) -> Result<&'static Runtime, RuntimeError> {
+        if let Some(rt) = GLOBAL.get() {
+            return match threads {
+                Some(t) if t != rt.threads => Err(RuntimeError::GlobalExists(rt.threads)),
+                _ => Ok(rt),
+            };
+        }
+        let rt = Runtime::new(threads)?;
+        Ok(GLOBAL.get_or_init(|| rt))
     }
 
     /// Number of worker threads.
@@ -105,11 +123,13 @@ impl Runtime {
     /// Runs `body(lo', hi')` over `[lo, hi)` split into chunks of `chunk`
     /// iterations (`chunk <= 0`: [`Runtime::default_chunk`]), in parallel.
     ///
-    /// `body` returns `Err(code)` to fail; the first failure (or panic) sets
-    /// a shared stop flag that every chunk checks before it starts, so the
-    /// remaining chunks are skipped promptly, and that first error is
-    /// returned. A panic in `body` is caught and becomes
-    /// [`ParallelForError::Panic`]. An empty range returns `Ok(())`.
+    /// `body` returns `Err(code)` to fail. A failure (or panic) in a chunk
+    /// skips every chunk after it that has not started (a shared position
+    /// checked before each chunk); chunks before it still run, and the error
+    /// of the earliest failing chunk is returned, so the error reported does
+    /// not depend on the schedule (as for a sequential loop). A panic in
+    /// `body` is caught and becomes [`ParallelForError::Panic`]. An empty
+    /// range returns `Ok(())`.
     pub fn parallel_for<F>(
         &self,
         lo: i64,
@@ -130,33 +150,34 @@ impl Runtime {
             chunk as u64
         };
         let chunks = usize::try_from(n.div_ceil(chunk)).unwrap_or(usize::MAX);
-        let stop = AtomicBool::new(false);
-        let first: Mutex<Option<ParallelForError>> = Mutex::new(None);
-        let fail = |e: ParallelForError| {
+        // The earliest failed chunk so far (usize::MAX: none) and its error.
+        let stop_at = AtomicUsize::new(usize::MAX);
+        let first: Mutex<Option<(usize, ParallelForError)>> = Mutex::new(None);
+        let fail = |c: usize, e: ParallelForError| {
             let mut g = first.lock().unwrap_or_else(|p| p.into_inner());
-            if g.is_none() {
-                *g = Some(e);
+            if g.as_ref().map_or(true, |(d, _)| c < *d) {
+                *g = Some((c, e));
             }
-            stop.store(true, Ordering::Release);
+            stop_at.fetch_min(c, Ordering::AcqRel);
         };
         self.install(|| {
             (0..chunks).into_par_iter().with_max_len(1).for_each(|c| {
-                if stop.load(Ordering::Acquire) {
+                if c > stop_at.load(Ordering::Acquire) {
                     return;
                 }
                 let a = lo as i128 + c as i128 * chunk as i128;
                 let b = (a + chunk as i128).min(hi as i128);
                 match catch_unwind(AssertUnwindSafe(|| body(a as i64, b as i64))) {
                     Ok(Ok(())) => {}
-                    Ok(Err(code)) => fail(ParallelForError::Body(code)),
-                    Err(p) => fail(ParallelForError::Panic(panic_message(&*p))),
+                    Ok(Err(code)) => fail(c, ParallelForError::Body(code)),
+                    Err(p) => fail(c, ParallelForError::Panic(panic_message(&*p))),
                 }
             })
         });
         let e = first.into_inner().unwrap_or_else(|p| p.into_inner());
         match e {
             None => Ok(()),
-            Some(e) => Err(e),
+            Some((_, e)) => Err(e),
         }
     }
 }

@@ -209,3 +209,23 @@ fn global_runtime_has_threads() {
         Runtime::global()
     ));
 }
+
+#[test]
+fn the_earliest_failing_chunk_is_reported_whatever_the_schedule() {
+    // Every chunk from 300 on fails, the earliest one only after a delay: a
+    // first-observed rule would often report a later chunk.
+    let rt = Runtime::new(Some(2)).unwrap();
+    for round in 0..10 {
+        let r = rt.parallel_for(0, 1000, 10, |a, _| {
+            if a == 300 {
+                spin(Duration::from_millis(2));
+            }
+            if a >= 300 {
+                Err(a as i32)
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(r, Err(ParallelForError::Body(300)), "round {round}");
+    }
+}
