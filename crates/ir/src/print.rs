@@ -271,7 +271,24 @@ fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize, fl: F
                     } else {
                         format!(" firstprivate({})", private.join(", "))
                     };
-                    let _ = writeln!(out, "{pad}#pragma omp parallel for{clause}");
+                    // The bounds go into variables first: gcc 12 fails (internal compiler
+                    // error) on statement expressions (`min`, `max`) in OpenMP loop bounds.
+                    let _ = writeln!(out, "{pad}{{");
+                    let _ = writeln!(
+                        out,
+                        "{pad}  long tsr_lo_{name} = {}, tsr_hi_{name} = {};",
+                        strip_parens(expr(p, f, lo)),
+                        strip_parens(expr(p, f, hi))
+                    );
+                    let _ = writeln!(out, "{pad}  #pragma omp parallel for{clause}");
+                    let _ = writeln!(
+                        out,
+                        "{pad}  for (long {name} = tsr_lo_{name}; {name} < tsr_hi_{name}; {name}++) {{"
+                    );
+                    stmts(p, f, out, body, ind + 2);
+                    let _ = writeln!(out, "{pad}  }}");
+                    let _ = writeln!(out, "{pad}}}");
+                    return;
                 }
             }
             let _ = writeln!(

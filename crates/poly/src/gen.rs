@@ -3,8 +3,8 @@
 //! Each AST `for` becomes a `long` counter and a lowered `for` (`Block([Decl, While])`); each
 //! statement instance `S<k>(e0, ..., en)` assigns the original loop counters of `S<k>` from
 //! the AST expressions and runs the original IR statement. Floor divisions (`fdiv_q`) are
-//! expanded for C's truncating division. A loop under a `parallel` mark with step 1 becomes a
-//! [`Stmt::ParFor`], which the JIT outlines onto the runtime's parallel-for; with
+//! expanded for C's truncating division. A loop under a `parallel` mark with step 1 and a
+//! loop in its body becomes a [`Stmt::ParFor`], which the JIT outlines onto the runtime's parallel-for; with
 //! [`GenOptions::reverse_parallel`] it runs sequentially in reverse order instead, a test mode
 //! that catches a false parallel mark, and with [`GenOptions::sequential`] in order.
 
@@ -25,6 +25,17 @@ pub struct GenOptions {
     pub reverse_parallel: bool,
     /// Run loops marked parallel as ordinary sequential loops.
     pub sequential: bool,
+}
+
+/// Whether `body` contains a loop.
+fn contains_loop(body: &[Stmt]) -> bool {
+    let mut found = false;
+    tessera_ir::walk_stmts(
+        body,
+        &mut |s| found |= matches!(s, Stmt::While { .. } | Stmt::ParFor { .. }),
+        &mut |_| {},
+    );
+    found
 }
 
 /// Whether `body` may become the body of a [`Stmt::ParFor`]: no jumps out of it, no local
@@ -308,7 +319,10 @@ impl Gen<'_> {
                     *inc == AstExpr::Int(1),
                     simple_upper,
                 ) {
-                    if outlinable(&body) {
+                    // Only loops with a loop inside run on the pool: an innermost parallel
+                    // loop is left to the vectoriser (a pool call per inner loop costs more
+                    // than it gains).
+                    if outlinable(&body) && contains_loop(&body) {
                         let ub = self.expr(ub)?;
                         let hi = if op == AstOp::Le {
                             self.bin(BinOp::Add, ub, self.int(1))

@@ -347,7 +347,7 @@ impl Ctx {
         unsafe {
             isl_options_set_schedule_serialize_sccs(self.raw, serialize_sccs as c_int);
             isl_options_set_schedule_whole_component(self.raw, whole_component as c_int);
-            isl_options_set_schedule_outer_coincidence(self.raw, 0);
+            isl_options_set_schedule_outer_coincidence(self.raw, 1);
             isl_options_set_schedule_maximize_band_depth(self.raw, 1);
         }
     }
@@ -1119,6 +1119,26 @@ impl<'c> Mupa<'c> {
                 "set member",
             )
         }
+    }
+    /// The members reordered: member `k` of the result is member `order[k]` of `self`.
+    pub fn permute(&self, order: &[usize]) -> IslResult<Mupa<'c>> {
+        let c = self.ctx;
+        let mut out = self.clone();
+        for (dst, &src) in order.iter().enumerate() {
+            // SAFETY: the getter gives a new reference (NULL checked), set takes it and `out`.
+            unsafe {
+                let m = c.check(
+                    isl_multi_union_pw_aff_get_union_pw_aff(self.raw, src as c_int),
+                    "get member",
+                )?;
+                out = Mupa::wrap(
+                    c,
+                    isl_multi_union_pw_aff_set_union_pw_aff(out.take(), dst as c_int, m),
+                    "set member",
+                )?;
+            }
+        }
+        Ok(out)
     }
     /// As a union map.
     pub fn to_map(&self) -> IslResult<UMap<'c>> {

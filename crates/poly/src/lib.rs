@@ -20,6 +20,7 @@ pub mod gen;
 pub mod isl;
 pub mod model;
 pub mod scop;
+pub mod subst;
 
 use std::fmt::Write;
 
@@ -53,6 +54,9 @@ pub struct Report {
     pub scops: Vec<ScopReport>,
     /// Loop nests that are not SCoPs, with the function name.
     pub rejected: Vec<(String, NotScop)>,
+    /// Scalar temporaries forward-substituted before SCoP detection: function, variable,
+    /// span of the initialiser (see [`subst`]).
+    pub substituted: Vec<(String, String, Span)>,
 }
 
 /// Optimises every SCoP of `prog`; returns the transformed program and the report.
@@ -60,6 +64,9 @@ pub fn optimize(prog: &Program, opts: &PolyOptions, gen: GenOptions) -> (Program
     let mut out = prog.clone();
     let mut report = Report::default();
     for f in &mut out.functions {
+        for (v, sp) in subst::forward_substitute(f) {
+            report.substituted.push((f.name.clone(), v, sp));
+        }
         let mut body = std::mem::take(&mut f.body);
         process_list(f, &mut body, opts, gen, &mut report);
         f.body = body;
@@ -153,6 +160,15 @@ impl Report {
         let mut s = String::new();
         let want = |f: &str| only.is_empty() || only.contains(&f);
         let mut any = false;
+        for (func, v, sp) in &self.substituted {
+            if want(func) {
+                let _ = writeln!(
+                    s,
+                    "forward-substituted the temporary `{v}` of `{func}` (initialiser at {}) into its uses",
+                    sp.loc()
+                );
+            }
+        }
         for (k, r) in self.scops.iter().enumerate() {
             if !want(&r.func) {
                 continue;

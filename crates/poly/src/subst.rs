@@ -1,0 +1,223 @@
+//! Forward substitution of scalar temporaries, run before SCoP detection.
+//!
+//! A loop body such as gemm's `double a = alpha * A[i][k]; for (j ...) C[i][j] += a * B[k][j];`
+//! makes `a` a zero-dimensional array written by every `(i, k)` and read by every `(i, k, j)`:
+//! its anti and output dependences serialise the nest and forbid tiling. Where the
+//! initialiser can be recomputed at every use with the same value, the declaration is removed
+//! and each read of the temporary replaced by the initialiser (already converted to the
+//! temporary's type, so every value is bit-identical); LLVM's loop-invariant code motion
+//! hoists the recomputation again.
+//!
+//! Conditions, for `T a = e;` at position `p` of a statement list inside a loop:
+//! * `a` is assigned nowhere in the function;
+//! * `e` is small (at most [`MAX_NODES`] nodes) and pure: no assignments, calls, builtins, or
+//!   operations that can fail (division, remainder, shifts);
+//! * the rest of the list after `p` (where `a` is in scope) assigns no scalar that `e` reads,
+//!   writes no array that `e` reads and calls no function.
+//!
+//! Reading an array element moves to the uses: when `a` is never used (a loop that runs zero
+//! times), an out-of-bounds read in `e` is then not reported. The bounds proofs of the SCoP
+//! cover the substituted reads like any other access.
+
+use std::collections::BTreeSet;
+
+use tessera_ir::{walk_stmts, Expr, ExprKind, Function, Place, Span, Stmt, VarId};
+
+/// Largest initialiser substituted, in expression nodes.
+pub const MAX_NODES: usize = 12;
+
+/// Substitutes the temporaries of `f`'s loop bodies; returns the names and declaration
+/// spans of those removed.
+pub fn forward_substitute(f: &mut Function) -> Vec<(String, Span)> {
+    let mut assigned = BTreeSet::new();
+    walk_stmts(&f.body, &mut |_| {}, &mut |e| {
+        if let Some(v) = e.assigned_scalar() {
+            assigned.insert(v);
+        }
+    });
+    let mut done = Vec::new();
+    let mut body = std::mem::take(&mut f.body);
+    list(&mut body, false, &assigned, &mut done);
+    f.body = body;
+    done.into_iter()
+        .map(|(v, sp)| (f.var(v).name.clone(), sp))
+        .collect()
+}
+
+fn list(
+    stmts: &mut Vec<Stmt>,
+    in_loop: bool,
+    assigned: &BTreeSet<VarId>,
+    done: &mut Vec<(VarId, Span)>,
+) {
+    let mut p = 0;
+    while p < stmts.len() {
+        if in_loop {
+            if let Stmt::Decl { var, init: Some(e) } = &stmts[p] {
+                let (var, e) = (*var, e.clone());
+                if !assigned.contains(&var) && substitutable(&e, &stmts[p + 1..]) {
+                    let span = e.span;
+                    stmts.remove(p);
+                    for s in &mut stmts[p..] {
+                        stmt_subst(s, var, &e);
+                    }
+                    done.push((var, span));
+                    continue;
+                }
+            }
+        }
+        match &mut stmts[p] {
+            Stmt::If { then, els, .. } => {
+                list(then, in_loop, assigned, done);
+                list(els, in_loop, assigned, done);
+            }
+            Stmt::While { body, .. } | Stmt::DoWhile { body, .. } => {
+                list(body, true, assigned, done)
+            }
+            Stmt::Block(b) => list(b, in_loop, assigned, done),
+            _ => {}
+        }
+        p += 1;
+    }
+}
+
+/// Whether `e` may replace the temporary in `rest` (see the module docs).
+fn substitutable(e: &Expr, rest: &[Stmt]) -> bool {
+    let mut nodes = 0;
+    let mut pure = true;
+    let mut scalars = BTreeSet::new();
+    let mut arrays = BTreeSet::new();
+    e.walk(&mut |x| {
+        nodes += 1;
+        match &x.kind {
+            ExprKind::Var(v) => {
+                scalars.insert(*v);
+            }
+            ExprKind::Load { array, .. } => {
+                arrays.insert(*array);
+            }
+            ExprKind::Assign { .. }
+            | ExprKind::IncDec { .. }
+            | ExprKind::Call(..)
+            | ExprKind::Builtin(..)
+            | ExprKind::Comma(..) => pure = false,
+            ExprKind::Binary(op, ..) => {
+                use tessera_ir::BinOp::*;
+                if matches!(op, Div | Rem | Shl | Shr) {
+                    pure = false;
+                }
+            }
+            _ => {}
+        }
+    });
+    if !pure || nodes > MAX_NODES {
+        return false;
+    }
+    let (mut redeclared, mut written) = (false, false);
+    walk_stmts(
+        rest,
+        &mut |s| {
+            if let Stmt::Decl { var, .. } = s {
+                redeclared |= scalars.contains(var);
+            }
+        },
+        &mut |x| match &x.kind {
+            ExprKind::Assign { place, .. } | ExprKind::IncDec { place, .. } => match place {
+                Place::Var(v) => written |= scalars.contains(v),
+                Place::Elem { array, .. } => written |= arrays.contains(array),
+            },
+            ExprKind::Call(..) => written = true,
+            _ => {}
+        },
+    );
+    !redeclared && !written
+}
+
+fn stmt_subst(s: &mut Stmt, a: VarId, e: &Expr) {
+    match s {
+        Stmt::Decl { init, .. } => {
+            if let Some(x) = init {
+                expr_subst(x, a, e);
+            }
+        }
+        Stmt::DeclArray { dims, .. } => dims.iter_mut().for_each(|d| expr_subst(d, a, e)),
+        Stmt::Expr(x) => expr_subst(x, a, e),
+        Stmt::If { cond, then, els } => {
+            expr_subst(cond, a, e);
+            then.iter_mut().for_each(|s| stmt_subst(s, a, e));
+            els.iter_mut().for_each(|s| stmt_subst(s, a, e));
+        }
+        Stmt::While {
+            cond, body, step, ..
+        } => {
+            expr_subst(cond, a, e);
+            body.iter_mut().for_each(|s| stmt_subst(s, a, e));
+            if let Some(x) = step {
+                expr_subst(x, a, e);
+            }
+        }
+        Stmt::ParFor { lo, hi, body, .. } => {
+            expr_subst(lo, a, e);
+            expr_subst(hi, a, e);
+            body.iter_mut().for_each(|s| stmt_subst(s, a, e));
+        }
+        Stmt::DoWhile { body, cond } => {
+            body.iter_mut().for_each(|s| stmt_subst(s, a, e));
+            expr_subst(cond, a, e);
+        }
+        Stmt::Block(b) => b.iter_mut().for_each(|s| stmt_subst(s, a, e)),
+        Stmt::Break | Stmt::Continue => {}
+        Stmt::Return(x, _) => {
+            if let Some(x) = x {
+                expr_subst(x, a, e);
+            }
+        }
+    }
+}
+
+fn place_subst(p: &mut Place, a: VarId, e: &Expr) {
+    if let Place::Elem { indices, .. } = p {
+        indices.iter_mut().for_each(|i| expr_subst(i, a, e));
+    }
+}
+
+fn expr_subst(x: &mut Expr, a: VarId, e: &Expr) {
+    if matches!(x.kind, ExprKind::Var(v) if v == a) {
+        *x = e.clone();
+        return;
+    }
+    match &mut x.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
+        ExprKind::Load { indices, .. } => indices.iter_mut().for_each(|i| expr_subst(i, a, e)),
+        ExprKind::Assign { place, value, .. } => {
+            place_subst(place, a, e);
+            expr_subst(value, a, e);
+        }
+        ExprKind::IncDec { place, .. } => place_subst(place, a, e),
+        ExprKind::Unary(_, y) | ExprKind::Cast(y) => expr_subst(y, a, e),
+        ExprKind::Binary(_, y, z)
+        | ExprKind::Cmp(_, y, z)
+        | ExprKind::LogAnd(y, z)
+        | ExprKind::LogOr(y, z)
+        | ExprKind::Comma(y, z) => {
+            expr_subst(y, a, e);
+            expr_subst(z, a, e);
+        }
+        ExprKind::Cond(c, y, z) => {
+            expr_subst(c, a, e);
+            expr_subst(y, a, e);
+            expr_subst(z, a, e);
+        }
+        ExprKind::Call(_, args) => {
+            for g in args {
+                match g {
+                    tessera_ir::Arg::Scalar(y) => expr_subst(y, a, e),
+                    tessera_ir::Arg::Array { prefix, .. } => {
+                        prefix.iter_mut().for_each(|i| expr_subst(i, a, e))
+                    }
+                }
+            }
+        }
+        ExprKind::Builtin(_, args) => args.iter_mut().for_each(|y| expr_subst(y, a, e)),
+    }
+}
