@@ -347,8 +347,18 @@ impl Ctx {
         unsafe {
             isl_options_set_schedule_serialize_sccs(self.raw, serialize_sccs as c_int);
             isl_options_set_schedule_whole_component(self.raw, whole_component as c_int);
-            isl_options_set_schedule_outer_coincidence(self.raw, 1);
+            isl_options_set_schedule_outer_coincidence(self.raw, 0);
             isl_options_set_schedule_maximize_band_depth(self.raw, 1);
+        }
+    }
+
+    /// Scheduler option `outer_coincidence`: the outermost member of every band must be
+    /// coincident (parallel) where possible, splitting bands (and giving up permutability)
+    /// to get it.
+    pub fn set_outer_coincidence(&self, on: bool) {
+        // SAFETY: valid context.
+        unsafe {
+            isl_options_set_schedule_outer_coincidence(self.raw, on as c_int);
         }
     }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use tessera_ir::VarId;
 
 use crate::isl::{self, Ast, Ctx, IslError, IslResult, NodeKind, SNode, Schedule, UMap, USet};
-use crate::scop::{AccessKind, Scop};
+use crate::scop::{AccessKind, PolyStmt, Scop};
 
 /// Fusion choice of the scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -269,14 +269,40 @@ pub fn analyse(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         .coalesce()?;
     lap("model + dependences");
 
-    let schedule = isl::compute_schedule(
+    let mut schedule = isl::compute_schedule(
         domain.clone(),
         context.clone(),
         deps.clone(),
         deps.clone(),
         deps.clone(),
     )?;
-    let computed_schedule = schedule.to_string();
+    // A first band with no parallel member that the wavefront does not handle (time-tiled
+    // stencils: 3+ members or several statements) leaves the whole nest sequential and its
+    // skewed tiles slow: schedule again with outer coincidence, which keeps the time loop
+    // outside and the space loops parallel.
+    let mut rescheduled = false;
+    if let Some((n, any_par)) = first_band(&schedule)? {
+        if !any_par && !(n == 2 && s.stmts.len() == 1) {
+            ctx.set_outer_coincidence(true);
+            schedule = isl::compute_schedule(
+                domain.clone(),
+                context.clone(),
+                deps.clone(),
+                deps.clone(),
+                deps.clone(),
+            )?;
+            ctx.set_outer_coincidence(false);
+            rescheduled = true;
+        }
+    }
+    let computed_schedule = if rescheduled {
+        format!(
+            "{} (rescheduled with outer coincidence: the first band had no parallel member)",
+            schedule
+        )
+    } else {
+        schedule.to_string()
+    };
     lap("scheduling");
 
     let mut bands = Vec::new();
@@ -321,6 +347,27 @@ pub fn analyse(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     })
 }
 
+/// The first band on the leftmost path of a schedule tree: its number of members and whether
+/// isl marked any of them coincident.
+fn first_band(schedule: &Schedule<'_>) -> IslResult<Option<(usize, bool)>> {
+    let mut node = schedule.root()?;
+    loop {
+        if node.kind()? == NodeKind::Band {
+            let n = node.band_n_member()?;
+            let any = (0..n)
+                .map(|i| node.band_coincident(i))
+                .collect::<IslResult<Vec<_>>>()?
+                .into_iter()
+                .any(|c| c);
+            return Ok(Some((n, any)));
+        }
+        if node.n_children()? == 0 {
+            return Ok(None);
+        }
+        node = node.child(0)?;
+    }
+}
+
 /// For each member `k` of the band at `node`: whether it carries no dependence of `deps`,
 /// given the outer schedule (exact, by the deltas of the dependences in the band's space,
 /// computed once per band).
@@ -354,22 +401,23 @@ fn parallel_members<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<Vec<bool
         .collect()
 }
 
-/// Locality score of each member of a band for being the innermost loop: per access of the
-/// statements whose member is a plain loop counter, +2 if the counter indexes only the last
-/// subscript with coefficient ±1 (stride 1), +1 if no subscript uses it (invariant), -4 if
-/// it strides through memory. Members that are not plain counters score 0 for a statement.
-fn member_scores(band: &str, scop: &Scop, n: usize) -> Vec<i64> {
-    let mut score = vec![0i64; n];
+/// For each statement of a band's partial schedule (as isl text, `{ S1[i, k, j] -> [(i), (j),
+/// (k)]; ... }`): the statement and, per member, the loop counter the member is (`None` when
+/// the member is not a plain counter, e.g. skewed).
+fn member_counters<'s>(
+    band: &str,
+    scop: &'s Scop,
+    n: usize,
+) -> Vec<(&'s PolyStmt, Vec<Option<VarId>>)> {
+    let mut out = Vec::new();
     let Some(body) = band.split_once('{').map(|x| x.1) else {
-        return score;
+        return out;
     };
     for part in body.split(';') {
-        // `S1[i, k, j] -> [(i), (j), (k)]` (possibly with constraints after `:`).
         let Some((lhs, rhs)) = part.split_once("->") else {
             continue;
         };
-        let lhs = lhs.trim();
-        let Some((name, ins)) = lhs.split_once('[') else {
+        let Some((name, ins)) = lhs.trim().split_once('[') else {
             continue;
         };
         let Some(st) = scop.stmts.iter().find(|s| s.name == name.trim()) else {
@@ -387,32 +435,47 @@ fn member_scores(band: &str, scop: &Scop, n: usize) -> Vec<i64> {
         else {
             continue;
         };
-        let outs: Vec<String> = outs
+        let outs: Vec<&str> = outs
             .split(',')
             .map(|o| {
                 o.trim()
                     .trim_start_matches('(')
                     .trim_end_matches(')')
                     .trim()
-                    .to_string()
             })
             .collect();
         if outs.len() != n {
             continue;
         }
-        for (m, o) in outs.iter().enumerate() {
-            let Some(pos) = ins.iter().position(|x| x == o) else {
-                continue;
-            };
-            let Some(l) = st.loops.get(pos) else {
-                continue;
-            };
+        let vars = outs
+            .iter()
+            .map(|o| {
+                ins.iter()
+                    .position(|x| x == o)
+                    .and_then(|p| st.loops.get(p))
+                    .map(|l| l.var)
+            })
+            .collect();
+        out.push((st, vars));
+    }
+    out
+}
+
+/// Locality score of each member of a band for being the innermost loop: per access of the
+/// statements whose member is a plain loop counter, +2 if the counter indexes only the last
+/// subscript with coefficient ±1 (stride 1), +1 if no subscript uses it (invariant), -4 if
+/// it strides through memory. Members that are not plain counters score 0 for a statement.
+fn member_scores(band: &str, scop: &Scop, n: usize) -> Vec<i64> {
+    let mut score = vec![0i64; n];
+    for (st, vars) in member_counters(band, scop, n) {
+        for (m, v) in vars.iter().enumerate() {
+            let Some(v) = v else { continue };
             for a in &st.accesses {
                 let Some((last, rest)) = a.idx.split_last() else {
                     continue;
                 };
-                let in_rest = rest.iter().any(|x| x.terms.contains_key(&l.var));
-                score[m] += match (last.terms.get(&l.var), in_rest) {
+                let in_rest = rest.iter().any(|x| x.terms.contains_key(v));
+                score[m] += match (last.terms.get(v), in_rest) {
                     (None, false) => 1,
                     (Some(c), false) if c.abs() == 1 => 2,
                     _ => -4,
@@ -421,6 +484,26 @@ fn member_scores(band: &str, scop: &Scop, n: usize) -> Vec<i64> {
         }
     }
     score
+}
+
+/// Whether tiling the band can create reuse: some array access of one of its statements is
+/// invariant in one of its members (temporal reuse, as `A[i][k]` along `j` in gemm). Bands of
+/// plain counters where every access moves with every member (a stencil sweep without its
+/// time loop) gain nothing from tiles. `true` when a member is not a plain counter.
+fn tiling_pays(band: &str, scop: &Scop, n: usize) -> bool {
+    let per = member_counters(band, scop, n);
+    if per.is_empty() {
+        return true;
+    }
+    per.iter().any(|(st, vars)| {
+        vars.iter().any(|v| match v {
+            None => true,
+            Some(v) => st
+                .accesses
+                .iter()
+                .any(|a| !a.idx.is_empty() && a.idx.iter().all(|x| !x.terms.contains_key(v))),
+        })
+    })
 }
 
 /// Reorders a permutable band so that its innermost member is the parallel one with the best
@@ -520,14 +603,26 @@ fn visit<'c>(
             .map(|i| node.band_coincident(i))
             .collect::<IslResult<_>>()?;
         let mut note = String::new();
-        // A point band (or any band when not tiling): put a stride-1 parallel member inside.
-        if !do_tile && permutable && n >= 2 {
+        // Tiles pay for reuse, or for parallelism: a band with no parallel member gets its
+        // wavefront from the tiles.
+        let pays = n >= 2
+            && (tiling_pays(&node.band_partial()?.to_map()?.to_string(), scop, n)
+                || !parallel_members(node, deps)?.iter().any(|&p| p));
+        if do_tile && permutable && n >= 2 && !pays {
+            note = "not tiled: no access is invariant in a member (no reuse to gain) and a member is parallel".into();
+        }
+        // A point band, or a band left untiled: put a stride-1 parallel member inside.
+        if (!do_tile || !pays) && permutable && n >= 2 {
             if let Some((nn, why)) = stride_one_innermost(node, scop, deps)? {
                 *node = nn;
-                note = why;
+                note = if note.is_empty() {
+                    why
+                } else {
+                    format!("{note}; {why}")
+                };
             }
         }
-        if do_tile && permutable && n >= 2 {
+        if do_tile && permutable && n >= 2 && pays {
             let sizes: Vec<i64> = (0..n)
                 .map(|i| *tile.get(i).unwrap_or_else(|| tile.last().unwrap_or(&32)))
                 .collect();
