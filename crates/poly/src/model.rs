@@ -282,7 +282,7 @@ pub fn analyse(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     // outside and the space loops parallel.
     let mut rescheduled = false;
     if let Some((n, any_par)) = first_band(&schedule)? {
-        if !any_par && !(n == 2 && s.stmts.len() == 1) {
+        if !(any_par || (n == 2 && s.stmts.len() == 1)) {
             ctx.set_outer_coincidence(true);
             schedule = isl::compute_schedule(
                 domain.clone(),
