@@ -139,6 +139,10 @@ extern "C" {
     fn isl_union_map_is_subset(a: *mut isl_union_map, b: *mut isl_union_map) -> isl_bool;
     fn isl_union_map_deltas(m: *mut isl_union_map) -> *mut isl_union_set;
     fn isl_union_map_range(m: *mut isl_union_map) -> *mut isl_union_set;
+    fn isl_union_map_lex_lt_union_map(
+        a: *mut isl_union_map,
+        b: *mut isl_union_map,
+    ) -> *mut isl_union_map;
     fn isl_union_map_from_multi_union_pw_aff(m: *mut isl_multi_union_pw_aff) -> *mut isl_union_map;
 
     fn isl_union_access_info_from_sink(sink: *mut isl_union_map) -> *mut isl_union_access_info;
@@ -782,6 +786,17 @@ impl<'c> UMap<'c> {
         let c = self.ctx;
         // SAFETY: taken.
         USet::wrap(c, unsafe { isl_union_map_range(self.take()) }, "range")
+    }
+    /// For two maps to time (schedules): the pairs `a -> b` with `self(a)` lexicographically
+    /// before `o(b)`.
+    pub fn lex_lt(self, o: UMap<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_lex_lt_union_map(self.take(), o.take()) },
+            "lex_lt",
+        )
     }
 }
 

@@ -229,6 +229,9 @@ impl Report {
             let _ = writeln!(s, "    flow:   {}", a.flow);
             let _ = writeln!(s, "    anti:   {}", a.anti);
             let _ = writeln!(s, "    output: {}", a.output);
+            if let Some(e) = &a.expansion {
+                let _ = writeln!(s, "  scalars: {e}");
+            }
             let _ = writeln!(s, "  schedule computed by isl: {}", a.computed_schedule);
             s.push_str("  bands:\n");
             for b in &a.bands {

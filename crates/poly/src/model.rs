@@ -32,6 +32,8 @@ pub struct PolyOptions {
     pub tile: bool,
     /// Bound on the elementary isl operations of each SCoP's analysis.
     pub max_operations: u64,
+    /// Whether to reorder point bands so that the innermost loop is parallel and stride 1.
+    pub permute: bool,
 }
 
 impl Default for PolyOptions {
@@ -41,6 +43,7 @@ impl Default for PolyOptions {
             tile_sizes: None,
             tile: true,
             max_operations: 20_000_000,
+            permute: true,
         }
     }
 }
@@ -135,6 +138,10 @@ pub struct BoundsProof {
 /// Everything the polyhedral stage computed for one SCoP.
 #[derive(Debug, Clone)]
 pub struct Analysis {
+    /// Scalars declared in the SCoP: `kept ...` when they were modelled expanded (one
+    /// instance per iteration of the loops around their declaration) and the schedule keeps
+    /// their instances apart, else why not; `None` when there are none.
+    pub expansion: Option<String>,
     /// Parameter context.
     pub context: String,
     /// Iteration domains.
@@ -235,6 +242,104 @@ pub fn model_text(s: &Scop) -> ModelText {
 
 /// Runs the whole analysis of a SCoP: dependences, schedule, bounds, AST.
 pub fn analyse(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
+    if !s.has_expansion() {
+        return analyse_once(s, opts);
+    }
+    let a = analyse_once(s, opts)?;
+    let kept = |a: &Analysis| matches!(&a.expansion, Some(e) if e.starts_with("kept"));
+    if kept(&a) {
+        return Ok(a);
+    }
+    let why = a.expansion.clone().unwrap_or_default();
+    // Tiling and point-loop reordering move the loops of a scalar's declaration inwards;
+    // isl's own schedule (fused, outer loops parallel) may still keep the instances apart.
+    let plain = PolyOptions {
+        tile: false,
+        permute: false,
+        ..opts.clone()
+    };
+    let mut b = analyse_once(s, &plain)?;
+    if kept(&b) {
+        b.expansion = Some(format!(
+            "{why}; without tiling and point-loop reordering: {}",
+            b.expansion.clone().unwrap_or_default()
+        ));
+        return Ok(b);
+    }
+    let mut c = analyse_once(&s.without_expansion(), opts)?;
+    c.expansion = Some(format!(
+        "{why}; scheduled again with the scalars unexpanded"
+    ));
+    Ok(c)
+}
+
+/// Whether the final schedule keeps the live range of every instance of the expanded
+/// scalars free of writes of other instances, so that the one variable the code has for each
+/// scalar suffices: for every flow dependence `w -> r` on the scalar, no write `w'` of
+/// another instance lies between `w` and `r` in the new schedule (exact, in isl).
+fn expansion_holds<'c>(
+    ctx: &'c Ctx,
+    s: &Scop,
+    t: &ModelText,
+    domain: &USet<'c>,
+    sched: &UMap<'c>,
+    final_map: &UMap<'c>,
+) -> IslResult<Result<(), String>> {
+    let names = &s.names;
+    let before = final_map.clone().lex_lt(final_map.clone())?;
+    let empty = ctx.union_map(&format!("{} -> {{ }}", t.params))?;
+    for v in s.expanded_scalars() {
+        let mut w = Vec::new();
+        let mut r = Vec::new();
+        for st in &s.stmts {
+            let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
+            for a in st.accesses.iter().filter(|a| a.var == v) {
+                let idx: Vec<String> = a.idx.iter().map(|x| x.to_isl(names)).collect();
+                let m = format!(
+                    "{}[{}] -> {}[{}]",
+                    st.name,
+                    its.join(", "),
+                    names[&v],
+                    idx.join(", ")
+                );
+                match a.kind {
+                    AccessKind::Write => w.push(m),
+                    AccessKind::Read => r.push(m),
+                }
+            }
+        }
+        let map = |x: &[String]| -> IslResult<UMap<'c>> {
+            ctx.union_map(&format!("{} -> {{ {} }}", t.params, x.join("; ")))?
+                .intersect_domain(domain.clone())
+        };
+        let (wm, rm) = (map(&w)?, map(&r)?);
+        let (flow, _) = isl::compute_flow(rm, wm.clone(), empty.clone(), sched.clone())?;
+        let same = wm.clone().apply_range(wm.clone().reverse()?)?;
+        let writes = wm.clone().reverse()?.range()?;
+        // w -> w': another instance's write after w.
+        let later_other = before
+            .clone()
+            .intersect_domain(writes.clone())?
+            .reverse()?
+            .intersect_domain(writes)?
+            .reverse()?
+            .subtract(same)?;
+        // r -> w' with w' after r's source w, and w' before r.
+        let clobber = flow
+            .reverse()?
+            .apply_range(later_other)?
+            .intersect(before.clone().reverse()?)?;
+        if !clobber.is_empty()? {
+            return Ok(Err(format!(
+                "expanding `{}` would let its instances overlap under the schedule found",
+                names[&v]
+            )));
+        }
+    }
+    Ok(Ok(()))
+}
+
+fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     let mut phase_ms = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut lap = |name: &'static str| {
@@ -318,9 +423,28 @@ pub fn analyse(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         &deps,
         &tile,
         opts.tile,
+        opts.permute,
         &mut bands,
     )?;
     let final_schedule = schedule.to_string();
+    let expansion = if s.has_expansion() {
+        let names: Vec<String> = s
+            .expanded_scalars()
+            .iter()
+            .map(|v| format!("`{}`", s.names[v]))
+            .collect();
+        Some(
+            match expansion_holds(&ctx, s, &t, &domain, &sched, &schedule.map()?)? {
+                Ok(()) => format!(
+                    "kept the expansion of {} (one instance per iteration of the loops around the declaration; no instance overlaps another under the schedule)",
+                    names.join(", ")
+                ),
+                Err(why) => why,
+            },
+        )
+    } else {
+        None
+    };
     lap("tiling, wavefront, parallel marks");
 
     let bounds = prove_bounds(&ctx, s, &t, &domain, &context)?;
@@ -336,6 +460,7 @@ pub fn analyse(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         flow: flow.to_string(),
         anti: anti.to_string(),
         output: output.to_string(),
+        expansion,
         computed_schedule,
         final_schedule,
         bands,
@@ -554,6 +679,7 @@ fn transform<'c>(
     deps: &UMap<'c>,
     tile: &[i64],
     do_tile: bool,
+    permute: bool,
     bands: &mut Vec<BandInfo>,
 ) -> IslResult<(Schedule<'c>, usize)> {
     let mut node = schedule.root()?;
@@ -566,6 +692,7 @@ fn transform<'c>(
         deps,
         tile,
         do_tile,
+        permute,
         bands,
         0,
         false,
@@ -585,6 +712,7 @@ fn visit<'c>(
     deps: &UMap<'c>,
     tile: &[i64],
     do_tile: bool,
+    permute: bool,
     bands: &mut Vec<BandInfo>,
     depth: usize,
     inside_parallel: bool,
@@ -612,7 +740,7 @@ fn visit<'c>(
             note = "not tiled: no access is invariant in a member (no reuse to gain) and a member is parallel".into();
         }
         // A point band, or a band left untiled: put a stride-1 parallel member inside.
-        if (!do_tile || !pays) && permutable && n >= 2 {
+        if permute && (!do_tile || !pays) && permutable && n >= 2 {
             if let Some((nn, why)) = stride_one_innermost(node, scop, deps)? {
                 *node = nn;
                 note = if note.is_empty() {
@@ -700,6 +828,7 @@ fn visit<'c>(
             deps,
             tile,
             do_tile,
+            permute,
             bands,
             depth,
             inside_parallel,
@@ -729,7 +858,7 @@ fn prove_bounds<'c>(
         let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
         let tuple = format!("{}[{}]", st.name, its.join(", "));
         for a in &st.accesses {
-            if a.idx.is_empty() {
+            if a.idx.is_empty() || a.expanded {
                 continue;
             }
             let idx: Vec<String> = a.idx.iter().map(|x| x.to_isl(names)).collect();

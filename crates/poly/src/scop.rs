@@ -12,7 +12,11 @@
 //! The model of a SCoP is text in isl notation (parsed by the scheduler stage): per leaf
 //! statement (expression or scalar declaration) `S<k>`, its iteration domain, its position
 //! in the original 2d+1 schedule (decrementing loops contribute `-i`), and its accesses.
-//! Scalars the region writes are zero-dimensional arrays (`s[]`), modelled conservatively
+//! Scalars declared inside the region are expanded (indexed by the loops around their
+//! declaration, `s[i, j]`), which removes the false dependences between iterations; the
+//! schedule found with them is then checked to keep each instance's live range free of other
+//! instances (see `model.rs`). Other scalars the region writes are zero-dimensional arrays
+//! (`s[]`), modelled conservatively
 //! (no privatisation).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -148,6 +152,10 @@ pub struct Access {
     pub kind: AccessKind,
     /// Where it is.
     pub span: Span,
+    /// A scalar declared inside the SCoP, expanded: indexed by the counters of the loops
+    /// around its declaration (each iteration of those has its own instance of it). See
+    /// [`Scop::without_expansion`].
+    pub expanded: bool,
 }
 
 /// A loop around a statement.
@@ -202,6 +210,43 @@ pub struct Scop {
     pub arrays: Vec<ArrayInfo>,
     /// Span of the region (first statement to last).
     pub span: Span,
+}
+
+impl Scop {
+    /// Whether some scalar of the SCoP is expanded (see [`Access::expanded`]).
+    pub fn has_expansion(&self) -> bool {
+        self.stmts
+            .iter()
+            .any(|s| s.accesses.iter().any(|a| a.expanded))
+    }
+
+    /// The same SCoP with every scalar a single zero-dimensional array again: the
+    /// conservative model, used when a schedule found with expansion would let the instances
+    /// of a scalar overlap in the single variable the code has.
+    pub fn without_expansion(&self) -> Scop {
+        let mut s = self.clone();
+        for st in &mut s.stmts {
+            for a in &mut st.accesses {
+                if a.expanded {
+                    a.idx.clear();
+                    a.expanded = false;
+                }
+            }
+        }
+        s
+    }
+
+    /// The expanded scalars.
+    pub fn expanded_scalars(&self) -> Vec<VarId> {
+        let mut v: Vec<VarId> = self
+            .stmts
+            .iter()
+            .flat_map(|s| s.accesses.iter().filter(|a| a.expanded).map(|a| a.var))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
 }
 
 const ISL_KEYWORDS: &[&str] = &[
@@ -348,6 +393,8 @@ struct Builder<'f> {
     stmts: Vec<PolyStmt>,
     names: HashMap<VarId, String>,
     used_names: HashSet<String>,
+    /// Scalars declared in the region, with the loops around their declaration.
+    declared: HashMap<VarId, Vec<LoopInfo>>,
 }
 
 type R<T> = Result<T, NotScop>;
@@ -666,6 +713,8 @@ impl<'f> Builder<'f> {
                 if let Some(e) = init {
                     self.accesses(e, &mut acc, false)?;
                 }
+                // Declared here: one instance per iteration of the loops around.
+                self.declared.insert(*var, self.counters.clone());
                 self.scalar_access(*var, AccessKind::Write, span, &mut acc);
             }
             _ => unreachable!("leaf statements are expressions and declarations"),
@@ -685,11 +734,16 @@ impl<'f> Builder<'f> {
 
     fn scalar_access(&mut self, v: VarId, kind: AccessKind, span: Span, acc: &mut Vec<Access>) {
         self.name(v);
+        let (idx, expanded) = match self.declared.get(&v) {
+            Some(loops) => (loops.iter().map(|l| Aff::var(l.var)).collect(), true),
+            None => (vec![], false),
+        };
         acc.push(Access {
             var: v,
-            idx: vec![],
+            idx,
             kind,
             span,
+            expanded,
         });
     }
 
@@ -721,6 +775,7 @@ impl<'f> Builder<'f> {
                     idx,
                     kind: AccessKind::Read,
                     span: e.span,
+                    expanded: false,
                 });
                 Ok(())
             }
@@ -785,6 +840,7 @@ impl<'f> Builder<'f> {
                         idx: idx.clone(),
                         kind: AccessKind::Read,
                         span,
+                        expanded: false,
                     });
                 }
                 acc.push(Access {
@@ -792,6 +848,7 @@ impl<'f> Builder<'f> {
                     idx,
                     kind: AccessKind::Write,
                     span,
+                    expanded: false,
                 });
             }
         }
@@ -839,6 +896,7 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
         stmts: vec![],
         names: HashMap::new(),
         used_names: HashSet::new(),
+        declared: HashMap::new(),
     };
     b.list(stmts)?;
     // Arrays and what their declarations say about the extents.
