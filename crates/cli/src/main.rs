@@ -96,6 +96,10 @@ enum Cmd {
         /// For llvm/asm: drop the bounds/division guards (unsafe; to inspect their cost).
         #[arg(long)]
         no_guards: bool,
+        /// For llvm/asm: the code of the program after the polyhedral optimiser (what
+        /// `run --mode opt` runs), parallel loop bodies outlined.
+        #[arg(long)]
+        optimized: bool,
         #[command(flatten)]
         poly: PolyArgs,
     },
@@ -579,6 +583,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             defines,
             fast_math,
             no_guards,
+            optimized,
             poly,
         } => {
             let defs = parse_defines(&defines)?;
@@ -595,6 +600,12 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                         fast_math,
                         guards: !no_guards,
                         ..Default::default()
+                    };
+                    let prog = if optimized {
+                        let (popts, gopts) = poly.options()?;
+                        tessera_poly::optimize(&prog, &popts, gopts).0
+                    } else {
+                        prog
                     };
                     let jit = tessera_jit::Compiled::compile(&prog, &opts)
                         .map_err(|e| internal_or_unsupported(&e))?;

@@ -95,6 +95,10 @@ fn process_list(
         }
         let t0 = std::time::Instant::now();
         let (analysis, fallback, code) = match model::analyse(&fd.scop, opts) {
+            Ok(a) if a.stride_regression.is_some() => {
+                let why = a.stride_regression.clone().unwrap_or_default();
+                (Some(a), Some(why), None)
+            }
             Ok(a) => match gen::generate(f, &fd.scop, &a.ast, gen) {
                 Ok(code) => (Some(a), None, Some(code)),
                 Err(e) => (

@@ -138,6 +138,9 @@ pub struct BoundsProof {
 /// Everything the polyhedral stage computed for one SCoP.
 #[derive(Debug, Clone)]
 pub struct Analysis {
+    /// Set when the schedule found makes more array accesses of innermost loops non-unit
+    /// stride than the original loop order has: the SCoP then keeps its original code.
+    pub stride_regression: Option<String>,
     /// Scalars declared in the SCoP: `kept ...` when they were modelled expanded (one
     /// instance per iteration of the loops around their declaration) and the schedule keeps
     /// their instances apart, else why not; `None` when there are none.
@@ -427,6 +430,26 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         &mut bands,
     )?;
     let final_schedule = schedule.to_string();
+    let stride_regression = {
+        let new = innermost_vars(&schedule.map()?.to_string(), s);
+        let old: HashMap<String, VarId> = s
+            .stmts
+            .iter()
+            .filter_map(|st| st.loops.last().map(|l| (st.name.clone(), l.var)))
+            .collect();
+        let (mut n_old, mut n_new) = (0, 0);
+        for st in &s.stmts {
+            if let (Some(o), Some(n)) = (old.get(&st.name), new.get(&st.name)) {
+                n_old += strided_accesses(st, *o);
+                n_new += strided_accesses(st, *n);
+            }
+        }
+        (n_new > n_old).then(|| {
+            format!(
+                "the schedule found makes {n_new} array accesses of innermost loops non-unit stride, the original loop order {n_old}"
+            )
+        })
+    };
     let expansion = if s.has_expansion() {
         let names: Vec<String> = s
             .expanded_scalars()
@@ -460,6 +483,7 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         flow: flow.to_string(),
         anti: anti.to_string(),
         output: output.to_string(),
+        stride_regression,
         expansion,
         computed_schedule,
         final_schedule,
@@ -470,6 +494,62 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         parallel_loops,
         phase_ms,
     })
+}
+
+/// Per statement of a flat schedule map (isl text `{ S0[i, j] -> [0, j, i]; ... }`), the
+/// loop counter of its innermost loop: the last output that is one of its counters.
+fn innermost_vars(map: &str, scop: &Scop) -> HashMap<String, VarId> {
+    let mut out = HashMap::new();
+    let Some(body) = map.split_once('{').map(|x| x.1) else {
+        return out;
+    };
+    for part in body.split(';') {
+        let Some((lhs, rhs)) = part.split_once("->") else {
+            continue;
+        };
+        let Some((name, ins)) = lhs.trim().split_once('[') else {
+            continue;
+        };
+        let Some(st) = scop.stmts.iter().find(|s| s.name == name.trim()) else {
+            continue;
+        };
+        let ins: Vec<&str> = ins
+            .trim_end_matches(']')
+            .split(',')
+            .map(str::trim)
+            .collect();
+        let Some(outs) = rhs
+            .trim()
+            .strip_prefix('[')
+            .and_then(|r| r.split(']').next())
+        else {
+            continue;
+        };
+        let last = outs
+            .split(',')
+            .rev()
+            .find_map(|o| ins.iter().position(|x| *x == o.trim()));
+        if let Some(l) = last.and_then(|p| st.loops.get(p)) {
+            out.insert(st.name.clone(), l.var);
+        }
+    }
+    out
+}
+
+/// Array accesses of `st` that stride through memory when `v` is the innermost counter: `v`
+/// appears in a subscript, but not only in the last one with coefficient ±1.
+fn strided_accesses(st: &PolyStmt, v: VarId) -> usize {
+    st.accesses
+        .iter()
+        .filter(|a| !a.expanded && !a.idx.is_empty())
+        .filter(|a| {
+            let (last, rest) = a.idx.split_last().expect("non-empty");
+            let uses = a.idx.iter().any(|x| x.terms.contains_key(&v));
+            let unit = last.terms.get(&v).is_some_and(|c| c.abs() == 1)
+                && rest.iter().all(|x| !x.terms.contains_key(&v));
+            uses && !unit
+        })
+        .count()
 }
 
 /// The first band on the leftmost path of a schedule tree: its number of members and whether
@@ -672,6 +752,7 @@ fn stride_one_innermost<'c>(
 
 /// Tiles permutable bands, skews tile bands into wavefronts where no outer member is
 /// parallel, and marks the outermost parallel member of each band nest "parallel".
+#[allow(clippy::too_many_arguments)]
 fn transform<'c>(
     scop: &Scop,
     single: bool,
