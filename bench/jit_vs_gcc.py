@@ -14,36 +14,9 @@ JIT compile time, plus the geometric mean.
 
 Usage: python3 bench/jit_vs_gcc.py [--runs 5] [--size bench|run] [--only gemm,lu] [--md out.md]
 """
-import argparse, os, re, statistics, subprocess, sys, tempfile, math, filecmp, platform, datetime
+import argparse, os, re, statistics, subprocess, sys, tempfile, math, platform, datetime
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-T = os.path.join(ROOT, "target", "release", "tessera")
-
-
-def header(path, key):
-    vals = []
-    for line in open(path):
-        m = re.match(r"\s*//\s*%s:\s*(.*)" % key, line)
-        if m:
-            vals.append(m.group(1).strip())
-    return vals
-
-
-def run(cmd, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if r.returncode != 0:
-        raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
-    return r.stdout
-
-
-def field(out, key):
-    m = re.search(r"^%s:\s*([-0-9.eE+]+)" % key, out, re.M)
-    return float(m.group(1)) if m else None
-
-
-def same_dirs(a, b):
-    names = sorted(os.listdir(a))
-    return names == sorted(os.listdir(b)) and all(filecmp.cmp(os.path.join(a, n), os.path.join(b, n), shallow=False) for n in names)
+from common import ROOT, T, header, field, same_dirs, run
 
 
 def main():

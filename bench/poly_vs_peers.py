@@ -27,10 +27,10 @@ machine (a race); `-polly-pattern-matching-based-opts=false` makes it right.
 Usage: python3 bench/poly_vs_peers.py [--runs 5] [--only gemm,lu] [--md out.md]
 Needs gcc and clang-14 (Debian: apt-get install clang-14; Polly is built into Debian's clang).
 """
-import argparse, os, re, statistics, subprocess, sys, tempfile, math, filecmp, platform, datetime
+import argparse, os, re, statistics, subprocess, sys, tempfile, math, platform, datetime
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-T = os.path.join(ROOT, "target", "release", "tessera")
+from common import ROOT, T, header, field, same_dirs, run as _run
+
 PRELUDE = os.path.join(ROOT, "tests", "gcc-prelude.h")
 COMMON = ["-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
 PEERS = [
@@ -51,31 +51,9 @@ OURS = [
 TIMEOUT = 300
 
 
-def header(path, key):
-    vals = []
-    for line in open(path):
-        m = re.match(r"\s*//\s*%s:\s*(.*)" % key, line)
-        if m:
-            vals.append(m.group(1).strip())
-    return vals
-
-
 def run(cmd, env=None, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env, **kw)
-    if r.returncode != 0:
-        raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
-    return r.stdout
-
-
-def field(out, key):
-    m = re.search(r"^%s:\s*([-0-9.eE+]+)" % key, out, re.M)
-    return float(m.group(1)) if m else None
-
-
-def same_dirs(a, b):
-    names = sorted(os.listdir(a))
-    return names == sorted(os.listdir(b)) and all(
-        filecmp.cmp(os.path.join(a, n), os.path.join(b, n), shallow=False) for n in names)
+    """`common.run` with this harness's time limit."""
+    return _run(cmd, env=env, timeout=TIMEOUT, **kw)
 
 
 def has_scop(path, entry, args):

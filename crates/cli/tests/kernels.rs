@@ -69,13 +69,7 @@ fn emitted_openmp_matches_interpreter_on_every_example_kernel() {
         }
         fails
     });
-    let failures: Vec<String> = failures.into_iter().flatten().collect();
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    assert_no_failures(failures);
 }
 
 /// The gcc driver of `k` with the kernel replaced by its optimised OpenMP C (small tiles, so
@@ -119,26 +113,7 @@ fn build_openmp_driver(k: &Kernel, dir: &Path) -> Result<std::path::PathBuf, Str
     let src = dir.join("driver-omp.c");
     std::fs::write(&src, driver).unwrap();
     let exe = dir.join("driver-omp");
-    let o = std::process::Command::new("gcc")
-        .args([
-            "-O2",
-            "-fopenmp",
-            "-ffp-contract=off",
-            "-fwrapv",
-            "-std=gnu99",
-            "-w",
-            "-include",
-        ])
-        .arg(root().join("tests/gcc-prelude.h"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lm")
-        .output()
-        .map_err(|e| format!("cannot run gcc: {e}"))?;
-    if !o.status.success() {
-        return Err(format!("gcc -fopenmp failed:\n{}", text(&o)));
-    }
+    gcc_build(&src, &exe, &["-O2", "-fopenmp"])?;
     Ok(exe)
 }
 
@@ -157,13 +132,7 @@ fn every_kernel_with(mode: &str, scratch: &str, extra: &[&str]) {
     let failures = parallel_map(&kernels, |k| {
         check_kernel(k, mode, extra, &tmp.join(k.name.clone()))
     });
-    let failures: Vec<String> = failures.into_iter().flatten().collect();
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    assert_no_failures(failures);
 }
 
 fn check_kernel(k: &Kernel, mode: &str, extra: &[&str], dir: &Path) -> Vec<String> {

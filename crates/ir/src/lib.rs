@@ -765,6 +765,54 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on this expression and, while `f` returns `true`, on its sub-expressions
+    /// (pre-order; indices of places and arguments of calls included). `f` may replace the
+    /// expression it is given; returning `false` then keeps the walk out of the replacement.
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr) -> bool) {
+        if !f(self) {
+            return;
+        }
+        fn place(p: &mut Place, f: &mut dyn FnMut(&mut Expr) -> bool) {
+            if let Place::Elem { indices, .. } = p {
+                indices.iter_mut().for_each(|i| i.walk_mut(f));
+            }
+        }
+        match &mut self.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
+            ExprKind::Load { indices, .. } => indices.iter_mut().for_each(|i| i.walk_mut(f)),
+            ExprKind::Assign {
+                place: p, value, ..
+            } => {
+                place(p, f);
+                value.walk_mut(f);
+            }
+            ExprKind::IncDec { place: p, .. } => place(p, f),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => a.walk_mut(f),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Cmp(_, a, b)
+            | ExprKind::LogAnd(a, b)
+            | ExprKind::LogOr(a, b)
+            | ExprKind::Comma(a, b) => {
+                a.walk_mut(f);
+                b.walk_mut(f);
+            }
+            ExprKind::Cond(c, a, b) => {
+                c.walk_mut(f);
+                a.walk_mut(f);
+                b.walk_mut(f);
+            }
+            ExprKind::Call(_, args) => {
+                for a in args {
+                    match a {
+                        Arg::Scalar(e) => e.walk_mut(f),
+                        Arg::Array { prefix, .. } => prefix.iter_mut().for_each(|i| i.walk_mut(f)),
+                    }
+                }
+            }
+            ExprKind::Builtin(_, args) => args.iter_mut().for_each(|a| a.walk_mut(f)),
+        }
+    }
+
     /// The scalar variable this expression assigns directly (`v = ...`, `v += ...`, `v++`).
     pub fn assigned_scalar(&self) -> Option<VarId> {
         match &self.kind {
@@ -822,6 +870,52 @@ pub fn walk_stmts(body: &[Stmt], on_stmt: &mut dyn FnMut(&Stmt), on_expr: &mut d
             Stmt::Return(e, _) => {
                 if let Some(e) = e {
                     e.walk(on_expr);
+                }
+            }
+        }
+    }
+}
+
+/// Calls `f` (as [`Expr::walk_mut`]) on every expression of `body`, nested statements
+/// included.
+pub fn walk_stmts_mut(body: &mut [Stmt], f: &mut dyn FnMut(&mut Expr) -> bool) {
+    for s in body {
+        match s {
+            Stmt::Decl { init, .. } => {
+                if let Some(e) = init {
+                    e.walk_mut(f);
+                }
+            }
+            Stmt::DeclArray { dims, .. } => dims.iter_mut().for_each(|d| d.walk_mut(f)),
+            Stmt::Expr(e) => e.walk_mut(f),
+            Stmt::If { cond, then, els } => {
+                cond.walk_mut(f);
+                walk_stmts_mut(then, f);
+                walk_stmts_mut(els, f);
+            }
+            Stmt::While {
+                cond, body, step, ..
+            } => {
+                cond.walk_mut(f);
+                walk_stmts_mut(body, f);
+                if let Some(e) = step {
+                    e.walk_mut(f);
+                }
+            }
+            Stmt::ParFor { lo, hi, body, .. } => {
+                lo.walk_mut(f);
+                hi.walk_mut(f);
+                walk_stmts_mut(body, f);
+            }
+            Stmt::DoWhile { body, cond } => {
+                walk_stmts_mut(body, f);
+                cond.walk_mut(f);
+            }
+            Stmt::Block(b) => walk_stmts_mut(b, f),
+            Stmt::Break | Stmt::Continue => {}
+            Stmt::Return(e, _) => {
+                if let Some(e) = e {
+                    e.walk_mut(f);
                 }
             }
         }

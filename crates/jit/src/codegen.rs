@@ -508,6 +508,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(bb);
     }
 
+    /// The address of 8-byte word `idx` of a context (or of a parallel loop's environment).
     fn ctx_field(&self, ctx: PointerValue<'ctx>, idx: u64) -> R<PointerValue<'ctx>> {
         Ok(rt::gep(
             &self.b,
@@ -1149,23 +1150,24 @@ impl<'ctx> Gen<'ctx, '_> {
             };
         }
         let env = self.entry_alloca(fs, i64t.array_type(words as u32).into())?;
-        let word = |g: &Self, k: u64| rt::gep(&g.b, i64t.into(), env, g.i64c(k as i64));
-        self.b.build_store(word(self, 0)?, fs.ctx)?;
-        self.b.build_store(word(self, 1)?, fs.depth)?;
-        self.b.build_store(word(self, 2)?, self.i64c(0))?;
-        self.b.build_store(word(self, 3)?, self.i64c(i64::MAX))?;
+        self.b.build_store(self.ctx_field(env, 0)?, fs.ctx)?;
+        self.b.build_store(self.ctx_field(env, 1)?, fs.depth)?;
+        self.b.build_store(self.ctx_field(env, 2)?, self.i64c(0))?;
+        self.b
+            .build_store(self.ctx_field(env, 3)?, self.i64c(i64::MAX))?;
         for (slot, &k) in fs.slots.iter().zip(&offsets) {
             match slot {
                 Slot::Scalar(p, t) => {
                     let v = self.b.build_load(self.llty(*t), *p, "v")?;
-                    self.b.build_store(word(self, k)?, v)?;
+                    self.b.build_store(self.ctx_field(env, k)?, v)?;
                 }
                 Slot::Array { data, ext, .. } => {
                     let d = self.b.build_load(self.ptr_ty(), *data, "data")?;
-                    self.b.build_store(word(self, k)?, d)?;
+                    self.b.build_store(self.ctx_field(env, k)?, d)?;
                     for (j, e) in ext.iter().enumerate() {
                         let x = self.b.build_load(i64t, *e, "n")?;
-                        self.b.build_store(word(self, k + 1 + j as u64)?, x)?;
+                        self.b
+                            .build_store(self.ctx_field(env, k + 1 + j as u64)?, x)?;
                     }
                 }
             }
@@ -1222,14 +1224,13 @@ impl<'ctx> Gen<'ctx, '_> {
         let env = fv.get_nth_param(0).unwrap().into_pointer_value();
         let lo = fv.get_nth_param(1).unwrap().into_int_value();
         let hi = fv.get_nth_param(2).unwrap().into_int_value();
-        let word = |g: &Self, k: u64| rt::gep(&g.b, i64t.into(), env, g.i64c(k as i64));
         let parent = self
             .b
-            .build_load(ptr, word(self, 0)?, "parent")?
+            .build_load(ptr, self.ctx_field(env, 0)?, "parent")?
             .into_pointer_value();
         let depth = self
             .b
-            .build_load(i64t, word(self, 1)?, "depth")?
+            .build_load(i64t, self.ctx_field(env, 1)?, "depth")?
             .into_int_value();
         // The private context: no error, the caller's step count and arena.
         let ctx = self
@@ -1250,20 +1251,22 @@ impl<'ctx> Gen<'ctx, '_> {
             match v.kind {
                 VarKind::Scalar(t) => {
                     let p = self.b.build_alloca(self.llty(t), &v.name)?;
-                    let x = self.b.build_load(self.llty(t), word(self, k)?, "v")?;
+                    let x = self
+                        .b
+                        .build_load(self.llty(t), self.ctx_field(env, k)?, "v")?;
                     self.b.build_store(p, x)?;
                     slots.push(Slot::Scalar(p, t));
                 }
                 VarKind::Array { elem, rank } => {
                     let data = self.b.build_alloca(ptr, &v.name)?;
-                    let x = self.b.build_load(ptr, word(self, k)?, "data")?;
+                    let x = self.b.build_load(ptr, self.ctx_field(env, k)?, "data")?;
                     self.b.build_store(data, x)?;
                     let mut ext = Vec::new();
                     for j in 0..rank {
                         let e = self.b.build_alloca(i64t, "ext")?;
-                        let x = self
-                            .b
-                            .build_load(i64t, word(self, k + 1 + j as u64)?, "n")?;
+                        let x =
+                            self.b
+                                .build_load(i64t, self.ctx_field(env, k + 1 + j as u64)?, "n")?;
                         self.b.build_store(e, x)?;
                         ext.push(e);
                     }
@@ -1276,7 +1279,7 @@ impl<'ctx> Gen<'ctx, '_> {
         // Failure: under the environment's spin lock, the chunk with the lowest first
         // iteration so far hands its error record to the caller.
         self.b.position_at_end(err_bb);
-        let lock = word(self, 2)?;
+        let lock = self.ctx_field(env, 2)?;
         let spin = self.cx.append_basic_block(fv, "lock");
         let locked = self.cx.append_basic_block(fv, "locked");
         self.b.build_unconditional_branch(spin)?;
@@ -1291,7 +1294,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let got = self.b.build_extract_value(got, 1, "got")?.into_int_value();
         self.b.build_conditional_branch(got, locked, spin)?;
         self.b.position_at_end(locked);
-        let best_p = word(self, 3)?;
+        let best_p = self.ctx_field(env, 3)?;
         let best = self.b.build_load(i64t, best_p, "best")?.into_int_value();
         let earlier = self
             .b

@@ -499,41 +499,16 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
 /// Per statement of a flat schedule map (isl text `{ S0[i, j] -> [0, j, i]; ... }`), the
 /// loop counter of its innermost loop: the last output that is one of its counters.
 fn innermost_vars(map: &str, scop: &Scop) -> HashMap<String, VarId> {
-    let mut out = HashMap::new();
-    let Some(body) = map.split_once('{').map(|x| x.1) else {
-        return out;
-    };
-    for part in body.split(';') {
-        let Some((lhs, rhs)) = part.split_once("->") else {
-            continue;
-        };
-        let Some((name, ins)) = lhs.trim().split_once('[') else {
-            continue;
-        };
-        let Some(st) = scop.stmts.iter().find(|s| s.name == name.trim()) else {
-            continue;
-        };
-        let ins: Vec<&str> = ins
-            .trim_end_matches(']')
-            .split(',')
-            .map(str::trim)
-            .collect();
-        let Some(outs) = rhs
-            .trim()
-            .strip_prefix('[')
-            .and_then(|r| r.split(']').next())
-        else {
-            continue;
-        };
-        let last = outs
-            .split(',')
-            .rev()
-            .find_map(|o| ins.iter().position(|x| *x == o.trim()));
-        if let Some(l) = last.and_then(|p| st.loops.get(p)) {
-            out.insert(st.name.clone(), l.var);
-        }
-    }
-    out
+    stmt_outputs(map, scop)
+        .into_iter()
+        .filter_map(|(st, vars)| {
+            vars.into_iter()
+                .rev()
+                .flatten()
+                .next()
+                .map(|v| (st.name.clone(), v))
+        })
+        .collect()
 }
 
 /// Array accesses of `st` that stride through memory when `v` is the innermost counter: `v`
@@ -606,16 +581,12 @@ fn parallel_members<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<Vec<bool
         .collect()
 }
 
-/// For each statement of a band's partial schedule (as isl text, `{ S1[i, k, j] -> [(i), (j),
-/// (k)]; ... }`): the statement and, per member, the loop counter the member is (`None` when
-/// the member is not a plain counter, e.g. skewed).
-fn member_counters<'s>(
-    band: &str,
-    scop: &'s Scop,
-    n: usize,
-) -> Vec<(&'s PolyStmt, Vec<Option<VarId>>)> {
+/// For each statement of a map to time in isl text (`{ S1[i, k, j] -> [(i), (j), (k)]; ... }`,
+/// constraints after `:` ignored): the statement and, per output, the loop counter the output
+/// is (`None` when it is not a plain counter: a constant, a skewed or tiled expression).
+fn stmt_outputs<'s>(text: &str, scop: &'s Scop) -> Vec<(&'s PolyStmt, Vec<Option<VarId>>)> {
     let mut out = Vec::new();
-    let Some(body) = band.split_once('{').map(|x| x.1) else {
+    let Some(body) = text.split_once('{').map(|x| x.1) else {
         return out;
     };
     for part in body.split(';') {
@@ -640,23 +611,16 @@ fn member_counters<'s>(
         else {
             continue;
         };
-        let outs: Vec<&str> = outs
+        let vars = outs
             .split(',')
             .map(|o| {
-                o.trim()
+                let o = o
+                    .trim()
                     .trim_start_matches('(')
                     .trim_end_matches(')')
-                    .trim()
-            })
-            .collect();
-        if outs.len() != n {
-            continue;
-        }
-        let vars = outs
-            .iter()
-            .map(|o| {
+                    .trim();
                 ins.iter()
-                    .position(|x| x == o)
+                    .position(|x| *x == o)
                     .and_then(|p| st.loops.get(p))
                     .map(|l| l.var)
             })
@@ -664,6 +628,19 @@ fn member_counters<'s>(
         out.push((st, vars));
     }
     out
+}
+
+/// For each statement of a band's partial schedule: per member, the loop counter the member
+/// is (see [`stmt_outputs`]); statements whose tuple does not have `n` members are skipped.
+fn member_counters<'s>(
+    band: &str,
+    scop: &'s Scop,
+    n: usize,
+) -> Vec<(&'s PolyStmt, Vec<Option<VarId>>)> {
+    stmt_outputs(band, scop)
+        .into_iter()
+        .filter(|(_, vars)| vars.len() == n)
+        .collect()
 }
 
 /// Locality score of each member of a band for being the innermost loop: per access of the

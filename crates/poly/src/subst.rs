@@ -21,7 +21,7 @@
 
 use std::collections::BTreeSet;
 
-use tessera_ir::{walk_stmts, Expr, ExprKind, Function, Place, Span, Stmt, VarId};
+use tessera_ir::{walk_stmts, walk_stmts_mut, Expr, ExprKind, Function, Place, Span, Stmt, VarId};
 
 /// Largest initialiser substituted, in expression nodes.
 pub const MAX_NODES: usize = 12;
@@ -58,9 +58,7 @@ fn list(
                 if !assigned.contains(&var) && substitutable(&e, &stmts[p + 1..]) {
                     let span = e.span;
                     stmts.remove(p);
-                    for s in &mut stmts[p..] {
-                        stmt_subst(s, var, &e);
-                    }
+                    subst(&mut stmts[p..], var, &e);
                     done.push((var, span));
                     continue;
                 }
@@ -133,91 +131,13 @@ fn substitutable(e: &Expr, rest: &[Stmt]) -> bool {
     !redeclared && !written
 }
 
-fn stmt_subst(s: &mut Stmt, a: VarId, e: &Expr) {
-    match s {
-        Stmt::Decl { init, .. } => {
-            if let Some(x) = init {
-                expr_subst(x, a, e);
-            }
+/// Replaces every read of `a` in `stmts` by `e`.
+fn subst(stmts: &mut [Stmt], a: VarId, e: &Expr) {
+    walk_stmts_mut(stmts, &mut |x| {
+        if matches!(x.kind, ExprKind::Var(v) if v == a) {
+            *x = e.clone();
+            return false;
         }
-        Stmt::DeclArray { dims, .. } => dims.iter_mut().for_each(|d| expr_subst(d, a, e)),
-        Stmt::Expr(x) => expr_subst(x, a, e),
-        Stmt::If { cond, then, els } => {
-            expr_subst(cond, a, e);
-            then.iter_mut().for_each(|s| stmt_subst(s, a, e));
-            els.iter_mut().for_each(|s| stmt_subst(s, a, e));
-        }
-        Stmt::While {
-            cond, body, step, ..
-        } => {
-            expr_subst(cond, a, e);
-            body.iter_mut().for_each(|s| stmt_subst(s, a, e));
-            if let Some(x) = step {
-                expr_subst(x, a, e);
-            }
-        }
-        Stmt::ParFor { lo, hi, body, .. } => {
-            expr_subst(lo, a, e);
-            expr_subst(hi, a, e);
-            body.iter_mut().for_each(|s| stmt_subst(s, a, e));
-        }
-        Stmt::DoWhile { body, cond } => {
-            body.iter_mut().for_each(|s| stmt_subst(s, a, e));
-            expr_subst(cond, a, e);
-        }
-        Stmt::Block(b) => b.iter_mut().for_each(|s| stmt_subst(s, a, e)),
-        Stmt::Break | Stmt::Continue => {}
-        Stmt::Return(x, _) => {
-            if let Some(x) = x {
-                expr_subst(x, a, e);
-            }
-        }
-    }
-}
-
-fn place_subst(p: &mut Place, a: VarId, e: &Expr) {
-    if let Place::Elem { indices, .. } = p {
-        indices.iter_mut().for_each(|i| expr_subst(i, a, e));
-    }
-}
-
-fn expr_subst(x: &mut Expr, a: VarId, e: &Expr) {
-    if matches!(x.kind, ExprKind::Var(v) if v == a) {
-        *x = e.clone();
-        return;
-    }
-    match &mut x.kind {
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
-        ExprKind::Load { indices, .. } => indices.iter_mut().for_each(|i| expr_subst(i, a, e)),
-        ExprKind::Assign { place, value, .. } => {
-            place_subst(place, a, e);
-            expr_subst(value, a, e);
-        }
-        ExprKind::IncDec { place, .. } => place_subst(place, a, e),
-        ExprKind::Unary(_, y) | ExprKind::Cast(y) => expr_subst(y, a, e),
-        ExprKind::Binary(_, y, z)
-        | ExprKind::Cmp(_, y, z)
-        | ExprKind::LogAnd(y, z)
-        | ExprKind::LogOr(y, z)
-        | ExprKind::Comma(y, z) => {
-            expr_subst(y, a, e);
-            expr_subst(z, a, e);
-        }
-        ExprKind::Cond(c, y, z) => {
-            expr_subst(c, a, e);
-            expr_subst(y, a, e);
-            expr_subst(z, a, e);
-        }
-        ExprKind::Call(_, args) => {
-            for g in args {
-                match g {
-                    tessera_ir::Arg::Scalar(y) => expr_subst(y, a, e),
-                    tessera_ir::Arg::Array { prefix, .. } => {
-                        prefix.iter_mut().for_each(|i| expr_subst(i, a, e))
-                    }
-                }
-            }
-        }
-        ExprKind::Builtin(_, args) => args.iter_mut().for_each(|y| expr_subst(y, a, e)),
-    }
+        true
+    });
 }

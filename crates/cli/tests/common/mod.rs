@@ -155,27 +155,44 @@ pub fn build_gcc_driver(k: &Kernel, dir: &Path, opt: &str) -> Result<PathBuf, St
     let src = dir.join("driver.c");
     std::fs::write(&src, &o.stdout).unwrap();
     let exe = dir.join("driver");
-    let prelude = root().join("tests/gcc-prelude.h");
+    gcc_build(&src, &exe, &[opt])?;
+    Ok(exe)
+}
+
+/// Compiles a generated driver `src` to `exe` with gcc, Tessera's semantics
+/// (`-ffp-contract=off -fwrapv`, the prelude's `min`/`max`) and the extra `flags`.
+pub fn gcc_build(src: &Path, exe: &Path, flags: &[&str]) -> Result<(), String> {
     let o = Command::new("gcc")
+        .args(flags)
         .args([
-            opt,
             "-ffp-contract=off",
             "-fwrapv",
             "-std=gnu99",
             "-w",
             "-include",
         ])
-        .arg(&prelude)
-        .arg(&src)
+        .arg(root().join("tests/gcc-prelude.h"))
+        .arg(src)
         .arg("-o")
-        .arg(&exe)
+        .arg(exe)
         .arg("-lm")
         .output()
         .map_err(|e| format!("cannot run gcc: {e}"))?;
     if !o.status.success() {
-        return Err(format!("gcc failed:\n{}", text(&o)));
+        return Err(format!("gcc {} failed:\n{}", flags.join(" "), text(&o)));
     }
-    Ok(exe)
+    Ok(())
+}
+
+/// Fails the test with every failure message, if there are any.
+pub fn assert_no_failures(failures: Vec<Vec<String>>) {
+    let failures: Vec<String> = failures.into_iter().flatten().collect();
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// The value of `-D name=value` in `args`.

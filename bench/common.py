@@ -1,0 +1,36 @@
+"""Helpers shared by the benchmark harnesses (not tests)."""
+import filecmp, os, re, subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+T = os.path.join(ROOT, "target", "release", "tessera")
+
+
+def header(path, key):
+    """The values of the `// KEY: value` header lines of a kernel file."""
+    vals = []
+    for line in open(path):
+        m = re.match(r"\s*//\s*%s:\s*(.*)" % key, line)
+        if m:
+            vals.append(m.group(1).strip())
+    return vals
+
+
+def run(cmd, env=None, timeout=None, **kw):
+    """Runs `cmd`, returns its standard output; a non-zero exit raises RuntimeError."""
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, **kw)
+    if r.returncode != 0:
+        raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
+    return r.stdout
+
+
+def field(out, key):
+    """The number on the `key: value` line of a run's output, or None."""
+    m = re.search(r"^%s:\s*([-0-9.eE+]+)" % key, out, re.M)
+    return float(m.group(1)) if m else None
+
+
+def same_dirs(a, b):
+    """Whether two output directories hold the same files, byte for byte."""
+    names = sorted(os.listdir(a))
+    return names == sorted(os.listdir(b)) and all(
+        filecmp.cmp(os.path.join(a, n), os.path.join(b, n), shallow=False) for n in names)
