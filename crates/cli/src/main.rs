@@ -118,6 +118,10 @@ struct PolyArgs {
     /// Do not tile.
     #[arg(long)]
     no_tile: bool,
+    /// Register tiles: unroll and jam an outer member of each band with a parallel innermost
+    /// loop by N (1: off).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..=16))]
+    register_tile: i64,
     /// Test mode: run loops marked parallel in reverse order (a false parallel mark then
     /// changes the results).
     #[arg(long)]
@@ -158,6 +162,7 @@ impl PolyArgs {
                 },
                 tile_sizes,
                 tile: !self.no_tile,
+                register_tile: self.register_tile,
                 ..Default::default()
             },
             tessera_poly::GenOptions {

@@ -459,7 +459,7 @@ impl<'p> Machine<'p> {
     ) -> R<(Option<(usize, usize)>, Scalar)> {
         match p {
             Place::Var(v) => Ok((None, fr.vals[v.0 as usize])),
-            Place::Elem { array, indices } => {
+            Place::Elem { array, indices, .. } => {
                 let (b, o) = self.address(fr, *array, indices, span)?;
                 Ok((Some((b, o)), self.heap[b].get(o)))
             }
@@ -477,7 +477,7 @@ impl<'p> Machine<'p> {
     fn place_addr(&mut self, fr: &mut Frame, p: &Place, span: Span) -> R<Option<(usize, usize)>> {
         match p {
             Place::Var(_) => Ok(None),
-            Place::Elem { array, indices } => self.address(fr, *array, indices, span).map(Some),
+            Place::Elem { array, indices, .. } => self.address(fr, *array, indices, span).map(Some),
         }
     }
 
@@ -496,7 +496,7 @@ impl<'p> Machine<'p> {
                 _ => Scalar::F64(*v),
             },
             ExprKind::Var(v) => fr.vals[v.0 as usize],
-            ExprKind::Load { array, indices } => {
+            ExprKind::Load { array, indices, .. } => {
                 let (b, o) = self.address(fr, *array, indices, e.span)?;
                 self.heap[b].get(o)
             }

@@ -511,6 +511,9 @@ pub enum Place {
         array: VarId,
         /// Indices (type `long`), as many as the array's rank.
         indices: Vec<Expr>,
+        /// Bit `d` set by the polyhedral optimiser where isl proved index `d` of this access
+        /// within its extent on the whole iteration domain: the JIT emits no guard for it.
+        proven: u64,
     },
 }
 
@@ -546,6 +549,9 @@ pub enum ExprKind {
         array: VarId,
         /// Indices.
         indices: Vec<Expr>,
+        /// Bit `d` set by the polyhedral optimiser where isl proved index `d` of this access
+        /// within its extent on the whole iteration domain: the JIT emits no guard for it.
+        proven: u64,
     },
     /// Assignment `place = value` or compound `place op= value`. The value of the expression
     /// is the new value of the place (of the place's type).

@@ -17,7 +17,7 @@ fn c_ty(t: ScalarTy) -> &'static str {
 fn place(p: &Program, f: &Function, pl: &Place) -> String {
     match pl {
         Place::Var(v) => f.var(*v).name.clone(),
-        Place::Elem { array, indices } => {
+        Place::Elem { array, indices, .. } => {
             format!("{}{}", f.var(*array).name, index_list(p, f, indices))
         }
     }
@@ -52,7 +52,7 @@ pub fn expr(p: &Program, f: &Function, e: &Expr) -> String {
             }
         }
         ExprKind::Var(v) => f.var(*v).name.clone(),
-        ExprKind::Load { array, indices } => {
+        ExprKind::Load { array, indices, .. } => {
             format!("{}{}", f.var(*array).name, index_list(p, f, indices))
         }
         ExprKind::Assign {

@@ -634,23 +634,33 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(off)
     }
 
-    /// Emits the bounds guard for `idx` (the first `idx.len()` dimensions of `ext`); the
-    /// recorded index vector is padded with zeros to the full rank.
+    /// Emits the bounds guard for `idx` (the first `idx.len()` dimensions of `ext`), except
+    /// for the indices whose bit is set in `proven`; the recorded index vector is padded with
+    /// zeros to the full rank.
     fn bounds(
         &mut self,
         fs: &Fs<'ctx>,
         array: VarId,
         idx: &[IntValue<'ctx>],
         ext: &[IntValue<'ctx>],
+        proven: u64,
         span: Span,
     ) -> R<()> {
-        if !self.opts.guards || idx.is_empty() {
+        let all = if idx.len() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << idx.len()) - 1
+        };
+        if !self.opts.guards || idx.is_empty() || proven & all == all {
             return Ok(());
         }
         let name = self.prog.func(fs.fid).var(array).name.clone();
         let site = self.site(fs.fid, span, SiteKind::Oob { array: name });
         let mut fail = None;
-        for (i, n) in idx.iter().zip(ext) {
+        for (d, (i, n)) in idx.iter().zip(ext).enumerate() {
+            if d < 64 && proven & (1 << d) != 0 {
+                continue;
+            }
             let c = self.b.build_int_compare(IntPredicate::UGE, *i, *n, "oob")?;
             fail = Some(match fail {
                 None => c,
@@ -677,6 +687,7 @@ impl<'ctx> Gen<'ctx, '_> {
         fs: &mut Fs<'ctx>,
         array: VarId,
         indices: &[Expr],
+        proven: u64,
         span: Span,
     ) -> R<(PointerValue<'ctx>, ScalarTy)> {
         let mut idx = Vec::new();
@@ -685,7 +696,7 @@ impl<'ctx> Gen<'ctx, '_> {
             idx.push(self.to_i64(v, i.sty())?);
         }
         let (data, ext, elem) = self.array(fs, array)?;
-        self.bounds(fs, array, &idx, &ext, span)?;
+        self.bounds(fs, array, &idx, &ext, proven, span)?;
         let off = self.linearize(&idx, &ext)?;
         let p = rt::gep(&self.b, self.memty(elem), data, off)?;
         Ok((p, elem))
@@ -721,8 +732,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 Slot::Scalar(p, t) => Ok(PlaceAddr::Reg(*p, *t)),
                 _ => Err(unsupported("array assigned as a scalar")),
             },
-            Place::Elem { array, indices } => {
-                let (p, t) = self.address(fs, *array, indices, span)?;
+            Place::Elem {
+                array,
+                indices,
+                proven,
+            } => {
+                let (p, t) = self.address(fs, *array, indices, *proven, span)?;
                 Ok(PlaceAddr::Mem(p, t))
             }
         }
@@ -1417,8 +1432,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 Slot::Scalar(p, t) => self.b.build_load(self.llty(*t), *p, "v")?,
                 _ => return Err(unsupported("array read as a scalar")),
             },
-            ExprKind::Load { array, indices } => {
-                let (p, t) = self.address(fs, *array, indices, e.span)?;
+            ExprKind::Load {
+                array,
+                indices,
+                proven,
+            } => {
+                let (p, t) = self.address(fs, *array, indices, *proven, e.span)?;
                 self.load_mem(p, t)?
             }
             ExprKind::Assign { place, op, value } => {
@@ -1726,7 +1745,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     if k + rank != ext.len() {
                         return Err(unsupported("sub-array rank mismatch"));
                     }
-                    self.bounds(fs, *array, &idx, &ext, *aspan)?;
+                    self.bounds(fs, *array, &idx, &ext, 0, *aspan)?;
                     let ptr = if k == 0 {
                         data
                     } else {

@@ -16,7 +16,8 @@ use tessera_ir::{
 };
 
 use crate::isl::{Ast, AstExpr, AstOp};
-use crate::scop::Scop;
+use crate::model::Analysis;
+use crate::scop::{index_aff, Aff, Scop};
 
 /// Code generation options.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,6 +56,105 @@ fn outlinable(body: &[Stmt]) -> bool {
     !jumps && !calls
 }
 
+/// Calls `f` on every `(long)(x)` with `x` of type `int` in the subscripts of `body` (looking
+/// through `long` sums, differences, products and negations of a subscript).
+pub(crate) fn int_subscripts(body: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
+    fn index(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+        if e.ty != Some(ScalarTy::I64) {
+            return;
+        }
+        match &mut e.kind {
+            ExprKind::Cast(x) if x.ty == Some(ScalarTy::I32) => f(e),
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                index(a, f);
+                index(b, f);
+            }
+            ExprKind::Unary(UnOp::Neg, a) => index(a, f),
+            _ => {}
+        }
+    }
+    tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |e| {
+        match &mut e.kind {
+            ExprKind::Load { indices, .. }
+            | ExprKind::Assign {
+                place: Place::Elem { indices, .. },
+                ..
+            }
+            | ExprKind::IncDec {
+                place: Place::Elem { indices, .. },
+                ..
+            } => indices.iter_mut().for_each(|i| index(i, f)),
+            _ => {}
+        }
+        true
+    });
+}
+
+/// The `int` subscript trees of a statement that are worth computing in 64 bits: affine
+/// ([`crate::scop::int_tree_aff`]) and more than a bare variable. The optimiser asks isl
+/// whether each stays within `int` on the statement's domain ([`crate::model::Analysis`]'s
+/// `wide_subscripts`); where it does, the `int` arithmetic cannot wrap and the 64-bit value
+/// is the same.
+pub(crate) fn compound_int_subscripts(st: &crate::scop::PolyStmt) -> Vec<Aff> {
+    let mut body = st.body.clone();
+    let mut out: Vec<Aff> = Vec::new();
+    int_subscripts(&mut body, &mut |e| {
+        if let ExprKind::Cast(x) = &e.kind {
+            if !matches!(x.kind, ExprKind::Var(_)) {
+                if let Some(a) = crate::scop::int_tree_aff(x) {
+                    if !out.contains(&a) {
+                        out.push(a);
+                    }
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Marks the accesses of `body` whose array and subscripts are among `proven`.
+fn mark_proven(body: &mut Stmt, proven: &[(VarId, Vec<Aff>, u64)]) {
+    let mask = |array: &VarId, indices: &[Expr]| {
+        let idx: Option<Vec<Aff>> = indices.iter().map(index_aff).collect();
+        idx.and_then(|idx| {
+            proven
+                .iter()
+                .find(|(v, p, _)| v == array && *p == idx)
+                .map(|x| x.2)
+        })
+        .unwrap_or(0)
+    };
+    tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |e| {
+        match &mut e.kind {
+            ExprKind::Load {
+                array,
+                indices,
+                proven,
+            }
+            | ExprKind::Assign {
+                place:
+                    Place::Elem {
+                        array,
+                        indices,
+                        proven,
+                    },
+                ..
+            }
+            | ExprKind::IncDec {
+                place:
+                    Place::Elem {
+                        array,
+                        indices,
+                        proven,
+                    },
+                ..
+            } => *proven = mask(array, indices),
+            _ => {}
+        }
+        true
+    });
+}
+
 /// Generation failed (an AST shape this generator does not handle).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("code generation: {0}")]
@@ -67,6 +167,8 @@ struct Gen<'a> {
     params: HashMap<String, VarId>,
     span: Span,
     opts: GenOptions,
+    wide: &'a HashMap<String, Vec<Aff>>,
+    proven: &'a crate::model::ProvenAccesses,
 }
 
 fn e(kind: ExprKind, ty: ScalarTy, span: Span) -> Expr {
@@ -239,6 +341,50 @@ impl Gen<'_> {
         })
     }
 
+    /// Computes the `int` subscripts of a statement instance in 64 bits from the AST's `long`
+    /// expressions of its counters (`long[v]`), so that LLVM sees the counters' induction
+    /// variables without an `int` truncation in between: `(long)j` becomes the AST
+    /// expression of `j` (exact: it is `j`'s value), and `(long)(j - 1)` its 64-bit
+    /// evaluation where isl proved it within `int` (`wide`).
+    fn widen_subscripts(
+        &self,
+        body: &mut Stmt,
+        long: &HashMap<VarId, Expr>,
+        wide: Option<&Vec<Aff>>,
+    ) {
+        fn widen(x: &Expr, long: &HashMap<VarId, Expr>) -> Expr {
+            let k = match &x.kind {
+                ExprKind::Var(v) => {
+                    if let Some(l) = long.get(v) {
+                        return l.clone();
+                    }
+                    ExprKind::Cast(Box::new(x.clone()))
+                }
+                ExprKind::Int(c) => ExprKind::Int(*c),
+                ExprKind::Binary(op, a, b) => {
+                    ExprKind::Binary(*op, Box::new(widen(a, long)), Box::new(widen(b, long)))
+                }
+                ExprKind::Unary(op, a) => ExprKind::Unary(*op, Box::new(widen(a, long))),
+                _ => ExprKind::Cast(Box::new(x.clone())),
+            };
+            e(k, ScalarTy::I64, x.span)
+        }
+        let known = |v: &VarId| long.contains_key(v) || self.scop.params.contains(v);
+        int_subscripts(body, &mut |c| {
+            let ExprKind::Cast(x) = &c.kind else { return };
+            let new = match &x.kind {
+                ExprKind::Var(v) => long.get(v).cloned(),
+                _ => crate::scop::int_tree_aff(x)
+                    .filter(|a| a.terms.keys().all(known))
+                    .filter(|a| wide.is_some_and(|w| w.contains(a)))
+                    .map(|_| widen(x, long)),
+            };
+            if let Some(n) = new {
+                *c = n;
+            }
+        });
+    }
+
     fn new_iter(&mut self, name: &str) -> VarId {
         let id = VarId(self.f.vars.len() as u32);
         self.f.vars.push(Var {
@@ -398,11 +544,18 @@ impl Gen<'_> {
                     )));
                 }
                 let mut out = Vec::new();
+                let mut long = HashMap::new();
                 for (l, a) in st.loops.iter().zip(&args[1..]) {
                     let x = self.expr(a)?;
+                    long.insert(l.var, x.clone());
                     out.push(self.assign(l.var, x));
                 }
-                out.push(st.body.clone());
+                let mut body = st.body.clone();
+                if let Some(p) = self.proven.get(name) {
+                    mark_proven(&mut body, p);
+                }
+                self.widen_subscripts(&mut body, &long, self.wide.get(name));
+                out.push(body);
                 vec![Stmt::Block(out)]
             }
         })
@@ -410,10 +563,12 @@ impl Gen<'_> {
 }
 
 /// Generates the IR for a SCoP from its AST, adding the new loop counters to `f`.
+/// The accesses in `a.proven_accesses` are marked proven (no guard), and the `int`
+/// subscript trees of `a.wide_subscripts` are computed in 64 bits.
 pub fn generate(
     f: &mut Function,
     scop: &Scop,
-    ast: &Ast,
+    a: &Analysis,
     opts: GenOptions,
 ) -> Result<Vec<Stmt>, GenError> {
     let params = scop
@@ -428,6 +583,8 @@ pub fn generate(
         params,
         span: scop.span,
         opts,
+        wide: &a.wide_subscripts,
+        proven: &a.proven_accesses,
     };
-    g.node(ast, false)
+    g.node(&a.ast, false)
 }

@@ -208,6 +208,15 @@ extern "C" {
         pos: c_int,
         c: c_int,
     ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_band_member_set_ast_loop_type(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+        t: c_int,
+    ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_band_member_get_ast_loop_type(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+    ) -> c_int;
     fn isl_schedule_node_band_get_permutable(n: *mut isl_schedule_node) -> isl_bool;
     fn isl_schedule_node_band_set_permutable(
         n: *mut isl_schedule_node,
@@ -1016,6 +1025,37 @@ impl<'c> SNode<'c> {
                 isl_schedule_node_band_member_set_coincident(self.take(), i as c_int, v as c_int)
             },
             "set_coincident",
+        )
+    }
+    /// Band: asks the AST generator to separate member `i`'s loop into pieces with one
+    /// set of statements and one lower and upper bound each (`isl_ast_loop_separate`), so
+    /// no test on outer counters is left inside it.
+    pub fn band_set_separate(self, i: usize) -> IslResult<SNode<'c>> {
+        const ISL_AST_LOOP_SEPARATE: c_int = 3;
+        self.band_set_loop_type(i, ISL_AST_LOOP_SEPARATE)
+    }
+    /// Band: asks the AST generator to unroll member `i`'s loop completely
+    /// (`isl_ast_loop_unroll`; its trip count must be bounded by a constant).
+    pub fn band_set_unroll(self, i: usize) -> IslResult<SNode<'c>> {
+        const ISL_AST_LOOP_UNROLL: c_int = 2;
+        self.band_set_loop_type(i, ISL_AST_LOOP_UNROLL)
+    }
+    /// Band: whether member `i` has the default AST loop type (no separate/unroll request).
+    pub fn band_default_loop_type(&self, i: usize) -> IslResult<bool> {
+        // SAFETY: kept; the node pointer is valid for the life of `self`.
+        let t = unsafe { isl_schedule_node_band_member_get_ast_loop_type(self.raw, i as c_int) };
+        if t < 0 {
+            return Err(self.ctx.error("get_ast_loop_type"));
+        }
+        Ok(t == 0)
+    }
+    fn band_set_loop_type(self, i: usize, t: c_int) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        SNode::wrap(
+            c,
+            unsafe { isl_schedule_node_band_member_set_ast_loop_type(self.take(), i as c_int, t) },
+            "set_ast_loop_type",
         )
     }
     /// Band: whether the band is permutable.

@@ -16,15 +16,19 @@
 
 #![warn(missing_docs)]
 
+pub mod alias;
 pub mod gen;
 pub mod isl;
 pub mod model;
 pub mod scop;
 pub mod subst;
+pub mod unswitch;
 
 use std::fmt::Write;
 
-use tessera_ir::{Function, Program, Span, Stmt};
+use std::collections::HashSet;
+
+use tessera_ir::{Function, Program, Span, Stmt, VarId};
 
 pub use gen::GenOptions;
 pub use model::{Analysis, CacheModel, Fusion, PolyOptions};
@@ -63,12 +67,15 @@ pub struct Report {
 pub fn optimize(prog: &Program, opts: &PolyOptions, gen: GenOptions) -> (Program, Report) {
     let mut out = prog.clone();
     let mut report = Report::default();
-    for f in &mut out.functions {
+    let alias = alias::may_alias(prog);
+    for (f, alias) in out.functions.iter_mut().zip(&alias) {
         for (v, sp) in subst::forward_substitute(f) {
             report.substituted.push((f.name.clone(), v, sp));
         }
-        let mut body = std::mem::take(&mut f.body);
-        process_list(f, &mut body, opts, gen, &mut report);
+        // A copy: SCoP detection reads the whole original body (which scalars the
+        // function writes anywhere) while the copy's regions are replaced.
+        let mut body = f.body.clone();
+        process_list(f, &mut body, opts, gen, alias, &mut report);
         f.body = body;
     }
     (out, report)
@@ -79,6 +86,7 @@ fn process_list(
     list: &mut Vec<Stmt>,
     opts: &PolyOptions,
     gen: GenOptions,
+    alias: &HashSet<(VarId, VarId)>,
     report: &mut Report,
 ) {
     let mut rejected = Vec::new();
@@ -94,12 +102,23 @@ fn process_list(
             *c = true;
         }
         let t0 = std::time::Instant::now();
+        if let Some(why) = shared_storage(f, &fd.scop, alias) {
+            report.scops.push(ScopReport {
+                func: f.name.clone(),
+                span: fd.scop.span,
+                scop: fd.scop,
+                analysis: None,
+                fallback: Some(why),
+                ms: t0.elapsed().as_secs_f64() * 1e3,
+            });
+            continue;
+        }
         let (analysis, fallback, code) = match model::analyse(&fd.scop, opts) {
             Ok(a) if a.stride_regression.is_some() => {
                 let why = a.stride_regression.clone().unwrap_or_default();
                 (Some(a), Some(why), None)
             }
-            Ok(a) => match gen::generate(f, &fd.scop, &a.ast, gen) {
+            Ok(a) => match gen::generate(f, &fd.scop, &a, gen) {
                 Ok(code) => (Some(a), None, Some(code)),
                 Err(e) => (
                     Some(a),
@@ -128,11 +147,11 @@ fn process_list(
         }
         match s {
             Stmt::If { then, els, .. } => {
-                process_list(f, then, opts, gen, report);
-                process_list(f, els, opts, gen, report);
+                process_list(f, then, opts, gen, alias, report);
+                process_list(f, els, opts, gen, alias, report);
             }
             Stmt::While { body, .. } | Stmt::DoWhile { body, .. } => {
-                process_list(f, body, opts, gen, report)
+                process_list(f, body, opts, gen, alias, report)
             }
             Stmt::Block(b) => {
                 // A lowered `for` that is not a SCoP: look inside its body only (its
@@ -141,9 +160,9 @@ fn process_list(
                     body, is_for: true, ..
                 }] = b.as_mut_slice()
                 {
-                    process_list(f, body, opts, gen, report);
+                    process_list(f, body, opts, gen, alias, report);
                 } else {
-                    process_list(f, b, opts, gen, report);
+                    process_list(f, b, opts, gen, alias, report);
                 }
             }
             _ => {}
@@ -152,6 +171,30 @@ fn process_list(
     for (start, end, code) in replaced.into_iter().rev() {
         list.splice(start..end, [Stmt::Block(code)]);
     }
+}
+
+/// Why the SCoP must keep its code: two of its arrays, one written, may share storage.
+fn shared_storage(f: &Function, s: &Scop, alias: &HashSet<(VarId, VarId)>) -> Option<String> {
+    let written: HashSet<VarId> = s
+        .stmts
+        .iter()
+        .flat_map(|st| &st.accesses)
+        .filter(|a| a.kind == scop::AccessKind::Write)
+        .map(|a| a.var)
+        .collect();
+    alias
+        .iter()
+        .find(|(a, b)| {
+            let used = |v: &VarId| s.arrays.iter().any(|x| x.var == *v);
+            used(a) && used(b) && (written.contains(a) || written.contains(b))
+        })
+        .map(|(a, b)| {
+            format!(
+                "arrays `{}` and `{}` may share storage (a call passes the same array for both), and the model assumes distinct arrays",
+                f.var(*a).name,
+                f.var(*b).name
+            )
+        })
 }
 
 fn indent(s: &str, by: &str) -> String {
@@ -280,6 +323,28 @@ impl Report {
                     } else {
                         &b.why
                     }
+                );
+            }
+            let wide: usize = a.wide_subscripts.values().map(Vec::len).sum();
+            if wide > 0 {
+                let mut w: Vec<String> = Vec::new();
+                for st in &r.scop.stmts {
+                    for x in a.wide_subscripts.get(&st.name).into_iter().flatten() {
+                        w.push(format!("{}: {}", st.name, x.to_isl(&r.scop.names)));
+                    }
+                }
+                let _ = writeln!(
+                    s,
+                    "  subscripts proven within int, computed in 64 bits: {}",
+                    w.join(", ")
+                );
+            }
+            if a.unswitched > 0 {
+                let _ = writeln!(
+                    s,
+                    "  unswitched: {} test{} hoisted out of loops they are invariant in (the nest below is isl's, before that)",
+                    a.unswitched,
+                    if a.unswitched == 1 { "" } else { "s" }
                 );
             }
             s.push_str("  generated loop nest:\n");

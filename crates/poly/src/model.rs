@@ -34,6 +34,8 @@ pub struct PolyOptions {
     pub max_operations: u64,
     /// Whether to reorder point bands so that the innermost loop is parallel and stride 1.
     pub permute: bool,
+    /// Unroll-and-jam factor of register tiles (1: none); see `register_tile`.
+    pub register_tile: i64,
 }
 
 impl Default for PolyOptions {
@@ -44,6 +46,7 @@ impl Default for PolyOptions {
             tile: true,
             max_operations: 20_000_000,
             permute: true,
+            register_tile: 1,
         }
     }
 }
@@ -169,12 +172,20 @@ pub struct Analysis {
     pub bands: Vec<BandInfo>,
     /// Bounds proofs per access.
     pub bounds: Vec<BoundsProof>,
+    /// Per statement, the accesses (array, subscripts, bit `d` set where index `d` is proven
+    /// within its extent): code generation marks them ([`tessera_ir::ExprKind::Load`]'s
+    /// `proven`), and the JIT emits no guard for those indices.
+    pub proven_accesses: ProvenAccesses,
+    /// Per statement, the compound `int` subscripts proven within `int` (computed in 64 bits).
+    pub wide_subscripts: HashMap<String, Vec<crate::scop::Aff>>,
     /// The generated loop nest (isl's C rendering).
     pub c_code: String,
     /// The AST.
     pub ast: Ast,
     /// Number of loops marked parallel.
     pub parallel_loops: usize,
+    /// Tests hoisted out of loops after AST generation ([`crate::unswitch`]).
+    pub unswitched: usize,
     /// Milliseconds per phase (dependences, scheduling, tiling/marking, bounds, AST).
     pub phase_ms: Vec<(&'static str, f64)>,
 }
@@ -427,6 +438,7 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         &tile,
         opts.tile,
         opts.permute,
+        opts.register_tile,
         &mut bands,
     )?;
     let final_schedule = schedule.to_string();
@@ -470,9 +482,11 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     };
     lap("tiling, wavefront, parallel marks");
 
-    let bounds = prove_bounds(&ctx, s, &t, &domain, &context)?;
+    let (bounds, proven_accesses) = prove_bounds(&ctx, s, &t, &domain, &context)?;
+    let wide_subscripts = wide_subscripts(&ctx, s, &t, &context)?;
     lap("bounds proofs");
     let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule)?;
+    let (ast, unswitched) = crate::unswitch::unswitch(ast);
     lap("AST generation");
     Ok(Analysis {
         context: context.to_string(),
@@ -489,19 +503,26 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         final_schedule,
         bands,
         bounds,
+        proven_accesses,
+        wide_subscripts,
         c_code,
         ast,
         parallel_loops,
+        unswitched,
         phase_ms,
     })
 }
+
+/// A statement of a schedule map, the counter each output is (if it is one), and whether
+/// each output is a constant.
+type StmtOutputs<'s> = (&'s PolyStmt, Vec<Option<VarId>>, Vec<bool>);
 
 /// Per statement of a flat schedule map (isl text `{ S0[i, j] -> [0, j, i]; ... }`), the
 /// loop counter of its innermost loop: the last output that is one of its counters.
 fn innermost_vars(map: &str, scop: &Scop) -> HashMap<String, VarId> {
     stmt_outputs(map, scop)
         .into_iter()
-        .filter_map(|(st, vars)| {
+        .filter_map(|(st, vars, _)| {
             vars.into_iter()
                 .rev()
                 .flatten()
@@ -584,7 +605,7 @@ fn parallel_members<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<Vec<bool
 /// For each statement of a map to time in isl text (`{ S1[i, k, j] -> [(i), (j), (k)]; ... }`,
 /// constraints after `:` ignored): the statement and, per output, the loop counter the output
 /// is (`None` when it is not a plain counter: a constant, a skewed or tiled expression).
-fn stmt_outputs<'s>(text: &str, scop: &'s Scop) -> Vec<(&'s PolyStmt, Vec<Option<VarId>>)> {
+fn stmt_outputs<'s>(text: &str, scop: &'s Scop) -> Vec<StmtOutputs<'s>> {
     let mut out = Vec::new();
     let Some(body) = text.split_once('{').map(|x| x.1) else {
         return out;
@@ -611,35 +632,47 @@ fn stmt_outputs<'s>(text: &str, scop: &'s Scop) -> Vec<(&'s PolyStmt, Vec<Option
         else {
             continue;
         };
-        let vars = outs
+        let outs: Vec<&str> = outs
             .split(',')
             .map(|o| {
-                let o = o
-                    .trim()
+                o.trim()
                     .trim_start_matches('(')
                     .trim_end_matches(')')
-                    .trim();
-                ins.iter()
-                    .position(|x| *x == o)
-                    .and_then(|p| st.loops.get(p))
-                    .map(|l| l.var)
+                    .trim()
             })
             .collect();
-        out.push((st, vars));
+        // A counter, possibly shifted by a constant (`1 + i`, `i - 2`).
+        let counter = |o: &str| -> Option<VarId> {
+            let terms: Vec<&str> = o
+                .split(['+', '-'])
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .collect();
+            let mut found = None;
+            for t in terms {
+                if t.parse::<i64>().is_ok() {
+                    continue;
+                }
+                let p = ins.iter().position(|x| *x == t)?;
+                if found.replace(p).is_some() {
+                    return None;
+                }
+            }
+            found.and_then(|p| st.loops.get(p)).map(|l| l.var)
+        };
+        let vars = outs.iter().map(|o| counter(o)).collect();
+        let consts = outs.iter().map(|o| o.parse::<i64>().is_ok()).collect();
+        out.push((st, vars, consts));
     }
     out
 }
 
 /// For each statement of a band's partial schedule: per member, the loop counter the member
 /// is (see [`stmt_outputs`]); statements whose tuple does not have `n` members are skipped.
-fn member_counters<'s>(
-    band: &str,
-    scop: &'s Scop,
-    n: usize,
-) -> Vec<(&'s PolyStmt, Vec<Option<VarId>>)> {
+fn member_counters<'s>(band: &str, scop: &'s Scop, n: usize) -> Vec<StmtOutputs<'s>> {
     stmt_outputs(band, scop)
         .into_iter()
-        .filter(|(_, vars)| vars.len() == n)
+        .filter(|(_, vars, _)| vars.len() == n)
         .collect()
 }
 
@@ -649,7 +682,7 @@ fn member_counters<'s>(
 /// it strides through memory. Members that are not plain counters score 0 for a statement.
 fn member_scores(band: &str, scop: &Scop, n: usize) -> Vec<i64> {
     let mut score = vec![0i64; n];
-    for (st, vars) in member_counters(band, scop, n) {
+    for (st, vars, _) in member_counters(band, scop, n) {
         for (m, v) in vars.iter().enumerate() {
             let Some(v) = v else { continue };
             for a in &st.accesses {
@@ -669,21 +702,29 @@ fn member_scores(band: &str, scop: &Scop, n: usize) -> Vec<i64> {
 }
 
 /// Whether tiling the band can create reuse: some array access of one of its statements is
-/// invariant in one of its members (temporal reuse, as `A[i][k]` along `j` in gemm). Bands of
-/// plain counters where every access moves with every member (a stencil sweep without its
-/// time loop) gain nothing from tiles. `true` when a member is not a plain counter.
+/// invariant in one of its members and moves with two others (temporal reuse across a 2-D
+/// footprint, as `B[k][j]` along `i` in gemm). Bands of plain counters where every access
+/// moves with every member (a stencil sweep without its time loop), and two-member bands
+/// (matmul's per-row kernel: `C[i][j]` reused along `k` across one row), gain nothing from
+/// tiles. `true` when a member is not a plain counter.
 fn tiling_pays(band: &str, scop: &Scop, n: usize) -> bool {
     let per = member_counters(band, scop, n);
     if per.is_empty() {
         return true;
     }
-    per.iter().any(|(st, vars)| {
-        vars.iter().any(|v| match v {
-            None => true,
-            Some(v) => st
-                .accesses
-                .iter()
-                .any(|a| !a.idx.is_empty() && a.idx.iter().all(|x| !x.terms.contains_key(v))),
+    per.iter().any(|(st, vars, consts)| {
+        vars.iter().zip(consts).any(|(v, &constant)| match v {
+            // A constant member: the statement is not in that loop.
+            None => !constant,
+            Some(v) => st.accesses.iter().any(|a| {
+                let uses = |w: &VarId| a.idx.iter().any(|x| x.terms.contains_key(w));
+                // Invariant in `v`, and moving with two other members: between two uses
+                // of an element lies a 2-D footprint, which tiles bring into cache. (With
+                // one other member the footprint is one row, which a cache holds anyway.)
+                !a.idx.is_empty()
+                    && !uses(v)
+                    && vars.iter().flatten().filter(|w| *w != v && uses(w)).count() >= 2
+            }),
         })
     })
 }
@@ -738,6 +779,7 @@ fn transform<'c>(
     tile: &[i64],
     do_tile: bool,
     permute: bool,
+    register_tile_size: i64,
     bands: &mut Vec<BandInfo>,
 ) -> IslResult<(Schedule<'c>, usize)> {
     let mut node = schedule.root()?;
@@ -751,6 +793,7 @@ fn transform<'c>(
         tile,
         do_tile,
         permute,
+        register_tile_size,
         bands,
         0,
         false,
@@ -759,7 +802,34 @@ fn transform<'c>(
     while node.has_parent()? {
         node = node.parent()?;
     }
+    separate_innermost(&mut node)?;
     Ok((node.schedule()?, marked))
+}
+
+/// Asks isl to separate the loops of every innermost band over several statements (each
+/// loop split into pieces with one set of statements and one bound each), so that the
+/// innermost loops carry no test of an outer counter (`if (k == 0) S0(j)` inside the `j`
+/// loop of a fused matrix product would keep LLVM from vectorising it). Returns whether the
+/// subtree of `node` has a band.
+fn separate_innermost(node: &mut SNode<'_>) -> IslResult<bool> {
+    let mut below = false;
+    for i in 0..node.n_children()? {
+        let mut c = node.clone().child(i)?;
+        below |= separate_innermost(&mut c)?;
+        *node = c.parent()?;
+    }
+    if node.kind()? != NodeKind::Band {
+        return Ok(below);
+    }
+    if !below && node.domain()?.n_set()? > 1 {
+        for i in 0..node.band_n_member()? {
+            // Register tiles' strips stay unrolled.
+            if node.band_default_loop_type(i)? {
+                *node = node.clone().band_set_separate(i)?;
+            }
+        }
+    }
+    Ok(true)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -771,6 +841,7 @@ fn visit<'c>(
     tile: &[i64],
     do_tile: bool,
     permute: bool,
+    register_tile_size: i64,
     bands: &mut Vec<BandInfo>,
     depth: usize,
     inside_parallel: bool,
@@ -779,6 +850,7 @@ fn visit<'c>(
     let mut inside_parallel = inside_parallel;
     let mut depth = depth;
     let mut do_tile = do_tile;
+    let mut permute = permute;
     // Levels `node` moved down (below inserted marks / split bands); undone at the end so
     // that the caller finds `node` where it was.
     let mut extra = 0;
@@ -795,9 +867,10 @@ fn visit<'c>(
             && (tiling_pays(&node.band_partial()?.to_map()?.to_string(), scop, n)
                 || !parallel_members(node, deps)?.iter().any(|&p| p));
         if do_tile && permutable && n >= 2 && !pays {
-            note = "not tiled: no access is invariant in a member (no reuse to gain) and a member is parallel".into();
+            note = "not tiled: no access is invariant in a member and moves with two others (no reuse to gain) and a member is parallel".into();
         }
-        // A point band, or a band left untiled: put a stride-1 parallel member inside.
+        // A point band, or a band left untiled: put a stride-1 parallel member inside,
+        // then unroll and jam an outer member around it (register tiles).
         if permute && (!do_tile || !pays) && permutable && n >= 2 {
             if let Some((nn, why)) = stride_one_innermost(node, scop, deps)? {
                 *node = nn;
@@ -806,6 +879,19 @@ fn visit<'c>(
                 } else {
                     format!("{note}; {why}")
                 };
+            }
+            if register_tile_size > 1 {
+                if let Some((nn, why)) = register_tile(node, scop, deps, register_tile_size)? {
+                    *node = nn;
+                    note = if note.is_empty() {
+                        why
+                    } else {
+                        format!("{note}; {why}")
+                    };
+                    // The unrolled band below is final.
+                    permute = false;
+                    do_tile = false;
+                }
             }
         }
         if do_tile && permutable && n >= 2 && pays {
@@ -887,6 +973,7 @@ fn visit<'c>(
             tile,
             do_tile,
             permute,
+            register_tile_size,
             bands,
             depth,
             inside_parallel,
@@ -900,6 +987,109 @@ fn visit<'c>(
     Ok(())
 }
 
+/// Register tiling (unroll and jam) of a band whose innermost member is parallel (the
+/// vector loop): the outer member `u` in which the most accesses are invariant (`B[k][j]`
+/// along `i` in gemm; `C[i][j]` along `k`) is strip-mined by `size`, its strip moved
+/// innermost and unrolled by isl's AST generator, so the innermost loop's body holds `size`
+/// instances that share those accesses (one load of `B[k][j]` for `size` rows of `C`). Legal
+/// because the band is permutable; every element still sees its updates in the original order
+/// (the strip only interleaves instances of different `u`). The strip loop is separated into
+/// full and partial strips, so full strips carry no tests.
+fn register_tile<'c>(
+    node: &SNode<'c>,
+    scop: &Scop,
+    deps: &UMap<'c>,
+    size: i64,
+) -> IslResult<Option<(SNode<'c>, String)>> {
+    let n = node.band_n_member()?;
+    let par = parallel_members(node, deps)?;
+    if n < 2 || !par[n - 1] {
+        return Ok(None);
+    }
+    let per = member_counters(&node.band_partial()?.to_map()?.to_string(), scop, n);
+    if per.is_empty() {
+        return Ok(None);
+    }
+    let mut invariant = vec![0usize; n];
+    for (st, vars, _) in &per {
+        for (m, v) in vars.iter().enumerate() {
+            let Some(v) = v else { continue };
+            invariant[m] += st
+                .accesses
+                .iter()
+                .filter(|a| !a.idx.is_empty() && a.idx.iter().all(|x| !x.terms.contains_key(v)))
+                .count();
+        }
+    }
+    let Some(u) = (0..n - 1)
+        .filter(|&m| invariant[m] > 0)
+        .max_by_key(|&m| (par[m], invariant[m], std::cmp::Reverse(m)))
+    else {
+        return Ok(None);
+    };
+    let sizes: Vec<i64> = (0..n).map(|m| if m == u { size } else { 1 }).collect();
+    let tiled = node.clone().band_tile(&sizes)?.band_set_separate(u)?;
+    let strip = tiled.child(0)?.band_set_unroll(u)?;
+    Ok(Some((
+        strip.parent()?,
+        format!("register tile: member {u} unrolled by {size} and jammed into the innermost loop"),
+    )))
+}
+
+/// Per statement, its compound `int` subscripts ([`crate::gen::compound_int_subscripts`])
+/// that isl proves within `int` on the statement's domain (every `int` counter and parameter
+/// in its range): their `int` arithmetic cannot wrap, so code generation may compute them in
+/// 64 bits.
+fn wide_subscripts<'c>(
+    ctx: &'c Ctx,
+    s: &Scop,
+    t: &ModelText,
+    context: &isl::Set<'c>,
+) -> IslResult<HashMap<String, Vec<crate::scop::Aff>>> {
+    const MIN: i64 = i32::MIN as i64;
+    const MAX: i64 = i32::MAX as i64;
+    let names = &s.names;
+    let mut out = HashMap::new();
+    for st in &s.stmts {
+        let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
+        let tuple = format!("{}[{}]", st.name, its.join(", "));
+        let mut proven = Vec::new();
+        for a in crate::gen::compound_int_subscripts(st) {
+            let known = a.terms.keys().all(|v| {
+                names.contains_key(v)
+                    && (st.loops.iter().any(|l| l.var == *v) || s.params.contains(v))
+            });
+            if !known {
+                continue;
+            }
+            let x = a.to_isl(names);
+            let mut cons = st.constraints.clone();
+            for v in a.terms.keys() {
+                cons.push(format!("{MIN} <= {} <= {MAX}", names[v]));
+            }
+            cons.push(format!("({x} < {MIN} or {x} > {MAX})"));
+            let outside = ctx
+                .union_set(&format!(
+                    "{} -> {{ {tuple} : {} }}",
+                    t.params,
+                    cons.join(" and ")
+                ))?
+                .intersect_params(context.clone())?;
+            if outside.is_empty()? {
+                proven.push(a);
+            }
+        }
+        if !proven.is_empty() {
+            out.insert(st.name.clone(), proven);
+        }
+    }
+    Ok(out)
+}
+
+/// Per statement, the accesses with indices proven within the extents: array, subscripts,
+/// and a mask of the proven indices (bit `d` for index `d`).
+pub type ProvenAccesses = HashMap<String, Vec<(VarId, Vec<crate::scop::Aff>, u64)>>;
+
 /// For each access: is its image of the domain within the array's declared extents?
 fn prove_bounds<'c>(
     ctx: &'c Ctx,
@@ -907,11 +1097,12 @@ fn prove_bounds<'c>(
     t: &ModelText,
     domain: &USet<'c>,
     context: &isl::Set<'c>,
-) -> IslResult<Vec<BoundsProof>> {
+) -> IslResult<(Vec<BoundsProof>, ProvenAccesses)> {
     let names = &s.names;
     let extents: HashMap<VarId, &Vec<Option<crate::scop::Aff>>> =
         s.arrays.iter().map(|a| (a.var, &a.extents)).collect();
     let mut out = Vec::new();
+    let mut proven_accesses = ProvenAccesses::new();
     for st in &s.stmts {
         let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
         let tuple = format!("{}[{}]", st.name, its.join(", "));
@@ -921,37 +1112,64 @@ fn prove_bounds<'c>(
             }
             let idx: Vec<String> = a.idx.iter().map(|x| x.to_isl(names)).collect();
             let access = format!("{tuple} -> {}[{}]", names[&a.var], idx.join(", "));
-            let ext = extents.get(&a.var).copied();
-            let (proven, why) = match ext {
-                Some(e) if e.len() == a.idx.len() && e.iter().all(|x| x.is_some()) => {
-                    let vars: Vec<String> = (0..e.len()).map(|i| format!("x{i}")).collect();
-                    let cons: Vec<String> = e
-                        .iter()
-                        .enumerate()
-                        .map(|(i, x)| format!("0 <= x{i} < {}", x.as_ref().unwrap().to_isl(names)))
-                        .collect();
-                    let within = ctx.union_set(&format!(
-                        "{} -> {{ {}[{}] : {} }}",
-                        t.params,
-                        names[&a.var],
-                        vars.join(", "),
-                        cons.join(" and ")
-                    ))?;
-                    let m = ctx
-                        .union_map(&format!("{} -> {{ {access} }}", t.params))?
-                        .intersect_params(context.clone())?;
-                    let image = domain.clone().apply(m)?;
-                    if image.is_subset(&within)? {
-                        (true, String::new())
-                    } else {
-                        (false, "some instance may fall outside the extents".into())
-                    }
-                }
-                _ => (
-                    false,
-                    "the array's extents are not affine in the parameters".into(),
-                ),
+            let rank = a.idx.len();
+            let ext: Vec<Option<&crate::scop::Aff>> = match extents.get(&a.var) {
+                Some(e) if e.len() == rank => e.iter().map(Option::as_ref).collect(),
+                _ => vec![None; rank],
             };
+            let vars: Vec<String> = (0..rank).map(|i| format!("x{i}")).collect();
+            let m = ctx
+                .union_map(&format!("{} -> {{ {access} }}", t.params))?
+                .intersect_params(context.clone())?;
+            let image = domain.clone().apply(m)?;
+            // Is the image within `0 <= x_d < extent_d` for every `d` in `dims`?
+            let within = |dims: &[usize]| -> IslResult<bool> {
+                let cons: Vec<String> = dims
+                    .iter()
+                    .filter_map(|&d| ext[d].map(|x| format!("0 <= x{d} < {}", x.to_isl(names))))
+                    .collect();
+                let set = ctx.union_set(&format!(
+                    "{} -> {{ {}[{}] : {} }}",
+                    t.params,
+                    names[&a.var],
+                    vars.join(", "),
+                    cons.join(" and ")
+                ))?;
+                image.is_subset(&set)
+            };
+            let known: Vec<usize> = (0..rank).filter(|&d| ext[d].is_some()).collect();
+            // All known dimensions at once, then one by one where that fails.
+            let mut dims = vec![false; rank];
+            if !known.is_empty() && within(&known)? {
+                known.iter().for_each(|&d| dims[d] = true);
+            } else if known.len() > 1 {
+                for &d in &known {
+                    dims[d] = within(&[d])?;
+                }
+            }
+            let proven = dims.iter().all(|&d| d);
+            let why = (0..rank)
+                .filter(|&d| !dims[d])
+                .map(|d| match ext[d] {
+                    Some(_) => format!("index {d} may fall outside its extent"),
+                    None => {
+                        format!("extent {d} is not affine in parameters the function never writes")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let mask = dims
+                .iter()
+                .enumerate()
+                .filter(|&(d, &p)| p && d < 64)
+                .fold(0u64, |m, (d, _)| m | 1 << d);
+            if mask != 0 {
+                proven_accesses.entry(st.name.clone()).or_default().push((
+                    a.var,
+                    a.idx.clone(),
+                    mask,
+                ));
+            }
             out.push(BoundsProof {
                 stmt: st.name.clone(),
                 access,
@@ -961,7 +1179,7 @@ fn prove_bounds<'c>(
             });
         }
     }
-    Ok(out)
+    Ok((out, proven_accesses))
 }
 
 /// An isl failure as the note of a fallback.

@@ -343,6 +343,49 @@ fn written_scalars(stmts: &[Stmt], out: &mut HashSet<VarId>) {
     }
 }
 
+/// The affine form of a pure `int` expression tree: constants, `int` variables, `+`, `-`,
+/// negation and products with a constant, every node of type `int`; `None` otherwise.
+pub fn int_tree_aff(e: &Expr) -> Option<Aff> {
+    fn pure(e: &Expr) -> bool {
+        e.ty == Some(ScalarTy::I32)
+            && match &e.kind {
+                ExprKind::Int(_) | ExprKind::Var(_) => true,
+                ExprKind::Unary(UnOp::Neg, a) => pure(a),
+                ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => pure(a) && pure(b),
+                _ => false,
+            }
+    }
+    if pure(e) {
+        index_aff(e)
+    } else {
+        None
+    }
+}
+
+/// The affine form of a subscript as the SCoP model reads it (integer casts stripped, as in
+/// the access relations): constants, variables, `+`, `-`, negation, products with a
+/// constant; `None` otherwise.
+pub fn index_aff(e: &Expr) -> Option<Aff> {
+    let e = strip_int_casts(e);
+    match &e.kind {
+        ExprKind::Int(c) => Some(Aff::constant(*c)),
+        ExprKind::Var(v) => Some(Aff::var(*v)),
+        ExprKind::Unary(UnOp::Neg, a) => index_aff(a)?.scale(-1),
+        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+            index_aff(a)?.add(&index_aff(b)?, if *op == BinOp::Add { 1 } else { -1 })
+        }
+        ExprKind::Binary(BinOp::Mul, a, b) => {
+            let (a, b) = (index_aff(a)?, index_aff(b)?);
+            match (a.as_const(), b.as_const()) {
+                (Some(k), _) => b.scale(k),
+                (_, Some(k)) => a.scale(k),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Strips integer-to-integer casts (counters and parameters are converted to `long` for
 /// subscripts; within a SCoP the values fit).
 fn strip_int_casts(e: &Expr) -> &Expr {
@@ -767,7 +810,7 @@ impl<'f> Builder<'f> {
                 }
                 Ok(())
             }
-            ExprKind::Load { array, indices } => {
+            ExprKind::Load { array, indices, .. } => {
                 let idx = self.index_list(indices)?;
                 self.name(*array);
                 acc.push(Access {
@@ -831,7 +874,7 @@ impl<'f> Builder<'f> {
                 }
                 self.scalar_access(*v, AccessKind::Write, span, acc);
             }
-            Place::Elem { array, indices } => {
+            Place::Elem { array, indices, .. } => {
                 let idx = self.index_list(indices)?;
                 self.name(*array);
                 if also_read {
@@ -908,12 +951,23 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
             }
         }
     }
+    // An extent is the value of its expression at the function's entry, where the array was
+    // bound: it is known in the SCoP only if the function never writes its variables.
+    let mut written_anywhere = HashSet::new();
+    written_scalars(&f.body, &mut written_anywhere);
     let mut arrays = Vec::new();
     for v in seen {
         let var = f.var(v);
         let extents = if var.is_param {
             // Counters are out of scope here, so an affine extent is one of parameters.
-            var.dims.iter().map(|d| b.aff(d).ok()).collect()
+            var.dims
+                .iter()
+                .map(|d| {
+                    b.aff(d)
+                        .ok()
+                        .filter(|a| a.terms.keys().all(|x| !written_anywhere.contains(x)))
+                })
+                .collect()
         } else {
             vec![None; if var.is_array() { rank_of(f, v) } else { 0 }]
         };

@@ -700,7 +700,14 @@ impl Checker {
             }
             ast::ExprKind::Index(..) => {
                 let (array, indices, t) = self.elem(fx, e)?;
-                Ok((Place::Elem { array, indices }, t))
+                Ok((
+                    Place::Elem {
+                        array,
+                        indices,
+                        proven: 0,
+                    },
+                    t,
+                ))
             }
             _ => {
                 self.error(
@@ -776,7 +783,15 @@ impl Checker {
             }
             K::Index(..) => {
                 let (array, indices, t) = self.elem(fx, e)?;
-                mk(ExprKind::Load { array, indices }, t, span)
+                mk(
+                    ExprKind::Load {
+                        array,
+                        indices,
+                        proven: 0,
+                    },
+                    t,
+                    span,
+                )
             }
             K::Call(name, args) => return self.call(fx, name, args, span),
             K::Unary(op, x) => match op {

@@ -1,0 +1,54 @@
+//! Which array parameters of a function may share storage.
+//!
+//! The SCoP model treats distinct array variables as distinct memory. The language lets a
+//! call pass one array (or two sub-arrays of it) for two array parameters, so that is true only
+//! where no call does: a pair of parameters may alias if some call passes the same caller
+//! array for both, or two caller parameters that may alias themselves (a fixpoint over the
+//! call graph). The entry function's arrays are separate allocations (the CLI and the
+//! embedding API bind distinct buffers), so its parameters never alias.
+
+use std::collections::HashSet;
+
+use tessera_ir::{Arg, ExprKind, Program, VarId};
+
+/// Per function (indexed like [`Program::functions`]), the pairs `(a, b)`, `a < b`, of its
+/// array parameters that a call may bind to the same storage.
+pub fn may_alias(prog: &Program) -> Vec<HashSet<(VarId, VarId)>> {
+    let mut pairs: Vec<HashSet<(VarId, VarId)>> = vec![HashSet::new(); prog.functions.len()];
+    loop {
+        let mut changed = false;
+        for (g, caller) in prog.functions.iter().enumerate() {
+            let mut calls = Vec::new();
+            tessera_ir::walk_stmts(&caller.body, &mut |_| {}, &mut |e| {
+                if let ExprKind::Call(fid, args) = &e.kind {
+                    let arrays: Vec<(usize, VarId)> = args
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, a)| match a {
+                            Arg::Array { array, .. } => Some((k, *array)),
+                            Arg::Scalar(_) => None,
+                        })
+                        .collect();
+                    calls.push((fid.0 as usize, arrays));
+                }
+            });
+            for (callee, arrays) in calls {
+                let Some(f) = prog.functions.get(callee) else {
+                    continue;
+                };
+                for (x, &(k, a)) in arrays.iter().enumerate() {
+                    for &(l, b) in &arrays[x + 1..] {
+                        let same = a == b || pairs[g].contains(&(a.min(b), a.max(b)));
+                        if let (true, Some(&p), Some(&q)) = (same, f.params.get(k), f.params.get(l))
+                        {
+                            changed |= pairs[callee].insert((p.min(q), p.max(q)));
+                        }
+                    }
+                }
+            }
+        }
+        if !changed {
+            return pairs;
+        }
+    }
+}
