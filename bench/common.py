@@ -15,6 +15,21 @@ def header(path, key):
     return vals
 
 
+def kernels(only=""):
+    """The example kernels in name order, as (name, path, entry); `only`: comma-separated
+    names to keep (all when empty)."""
+    kdir = os.path.join(ROOT, "examples", "kernels")
+    keep = only.split(",") if only else None
+    for fn in sorted(os.listdir(kdir)):
+        if not fn.endswith(".c"):
+            continue
+        name = fn[:-2]
+        if keep is not None and name not in keep:
+            continue
+        path = os.path.join(kdir, fn)
+        yield name, path, header(path, "ENTRY")[0]
+
+
 def run(cmd, env=None, timeout=None, **kw):
     """Runs `cmd`, returns its standard output; a non-zero exit raises RuntimeError."""
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, **kw)

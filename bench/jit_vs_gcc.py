@@ -16,7 +16,7 @@ Usage: python3 bench/jit_vs_gcc.py [--runs 5] [--size bench|run] [--only gemm,lu
 """
 import argparse, os, re, statistics, subprocess, sys, tempfile, math, platform, datetime
 
-from common import ROOT, T, header, field, same_dirs, run
+from common import ROOT, T, header, field, kernels, same_dirs, run
 
 
 def main():
@@ -27,16 +27,8 @@ def main():
     ap.add_argument("--md", default="")
     ap.add_argument("--extra", default="", help="extra flags for tessera run, e.g. --fast-math")
     a = ap.parse_args()
-    kdir = os.path.join(ROOT, "examples", "kernels")
     rows = []
-    for fn in sorted(os.listdir(kdir)):
-        if not fn.endswith(".c"):
-            continue
-        name = fn[:-2]
-        if a.only and name not in a.only.split(","):
-            continue
-        path = os.path.join(kdir, fn)
-        entry = header(path, "ENTRY")[0]
+    for name, path, entry in kernels(a.only):
         sizes = header(path, "BENCH" if a.size == "bench" else "RUN") or header(path, "RUN")
         if not sizes:
             continue

@@ -29,7 +29,7 @@ Needs gcc and clang-14 (Debian: apt-get install clang-14; Polly is built into De
 """
 import argparse, os, re, statistics, subprocess, sys, tempfile, math, platform, datetime
 
-from common import ROOT, T, header, field, same_dirs, run as _run
+from common import ROOT, T, header, field, kernels, same_dirs, run as _run
 
 PRELUDE = os.path.join(ROOT, "tests", "gcc-prelude.h")
 COMMON = ["-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
@@ -69,17 +69,9 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--md", default="")
     a = ap.parse_args()
-    kdir = os.path.join(ROOT, "examples", "kernels")
     env2 = dict(os.environ, OMP_NUM_THREADS="2")
     rows = []
-    for fn in sorted(os.listdir(kdir)):
-        if not fn.endswith(".c"):
-            continue
-        name = fn[:-2]
-        if a.only and name not in a.only.split(","):
-            continue
-        path = os.path.join(kdir, fn)
-        entry = header(path, "ENTRY")[0]
+    for name, path, entry in kernels(a.only):
         sizes = header(path, "BENCH")
         if not sizes:
             continue

@@ -16,7 +16,7 @@ use tessera_ir::{
 };
 
 use crate::isl::{Ast, AstExpr, AstOp};
-use crate::model::Analysis;
+use crate::model::{Analysis, BoundsProof};
 use crate::scop::{index_aff, Aff, Scop};
 
 /// Code generation options.
@@ -112,15 +112,15 @@ pub(crate) fn compound_int_subscripts(st: &crate::scop::PolyStmt) -> Vec<Aff> {
     out
 }
 
-/// Marks the accesses of `body` whose array and subscripts are among `proven`.
-fn mark_proven(body: &mut Stmt, proven: &[(VarId, Vec<Aff>, u64)]) {
+/// Marks the indices of the accesses of statement `stmt` (its `body`) that `bounds` proves.
+fn mark_proven(body: &mut Stmt, stmt: &str, bounds: &[BoundsProof]) {
     let mask = |array: &VarId, indices: &[Expr]| {
         let idx: Option<Vec<Aff>> = indices.iter().map(index_aff).collect();
         idx.and_then(|idx| {
-            proven
+            bounds
                 .iter()
-                .find(|(v, p, _)| v == array && *p == idx)
-                .map(|x| x.2)
+                .find(|b| b.stmt == stmt && b.array == *array && b.idx == idx)
+                .map(|b| b.mask)
         })
         .unwrap_or(0)
     };
@@ -168,7 +168,7 @@ struct Gen<'a> {
     span: Span,
     opts: GenOptions,
     wide: &'a HashMap<String, Vec<Aff>>,
-    proven: &'a crate::model::ProvenAccesses,
+    bounds: &'a [BoundsProof],
 }
 
 fn e(kind: ExprKind, ty: ScalarTy, span: Span) -> Expr {
@@ -369,13 +369,11 @@ impl Gen<'_> {
             };
             e(k, ScalarTy::I64, x.span)
         }
-        let known = |v: &VarId| long.contains_key(v) || self.scop.params.contains(v);
         int_subscripts(body, &mut |c| {
             let ExprKind::Cast(x) = &c.kind else { return };
             let new = match &x.kind {
                 ExprKind::Var(v) => long.get(v).cloned(),
                 _ => crate::scop::int_tree_aff(x)
-                    .filter(|a| a.terms.keys().all(known))
                     .filter(|a| wide.is_some_and(|w| w.contains(a)))
                     .map(|_| widen(x, long)),
             };
@@ -551,9 +549,7 @@ impl Gen<'_> {
                     out.push(self.assign(l.var, x));
                 }
                 let mut body = st.body.clone();
-                if let Some(p) = self.proven.get(name) {
-                    mark_proven(&mut body, p);
-                }
+                mark_proven(&mut body, name, self.bounds);
                 self.widen_subscripts(&mut body, &long, self.wide.get(name));
                 out.push(body);
                 vec![Stmt::Block(out)]
@@ -563,7 +559,7 @@ impl Gen<'_> {
 }
 
 /// Generates the IR for a SCoP from its AST, adding the new loop counters to `f`.
-/// The accesses in `a.proven_accesses` are marked proven (no guard), and the `int`
+/// The indices proven in `a.bounds` are marked proven (no guard), and the `int`
 /// subscript trees of `a.wide_subscripts` are computed in 64 bits.
 pub fn generate(
     f: &mut Function,
@@ -584,7 +580,7 @@ pub fn generate(
         span: scop.span,
         opts,
         wide: &a.wide_subscripts,
-        proven: &a.proven_accesses,
+        bounds: &a.bounds,
     };
     g.node(&a.ast, false)
 }

@@ -136,6 +136,12 @@ pub struct BoundsProof {
     pub why: String,
     /// Source location.
     pub loc: tessera_ir::Loc,
+    /// The array.
+    pub array: VarId,
+    /// The subscripts.
+    pub idx: Vec<crate::scop::Aff>,
+    /// Bit `d` set where index `d` is proven within its extent.
+    pub mask: u64,
 }
 
 /// Everything the polyhedral stage computed for one SCoP.
@@ -170,12 +176,9 @@ pub struct Analysis {
     pub final_schedule: String,
     /// Bands.
     pub bands: Vec<BandInfo>,
-    /// Bounds proofs per access.
+    /// Bounds proofs per access; code generation marks the proven indices
+    /// ([`tessera_ir::ExprKind::Load`]'s `proven`), and the JIT emits no guard for them.
     pub bounds: Vec<BoundsProof>,
-    /// Per statement, the accesses (array, subscripts, bit `d` set where index `d` is proven
-    /// within its extent): code generation marks them ([`tessera_ir::ExprKind::Load`]'s
-    /// `proven`), and the JIT emits no guard for those indices.
-    pub proven_accesses: ProvenAccesses,
     /// Per statement, the compound `int` subscripts proven within `int` (computed in 64 bits).
     pub wide_subscripts: HashMap<String, Vec<crate::scop::Aff>>,
     /// The generated loop nest (isl's C rendering).
@@ -388,13 +391,17 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         .coalesce()?;
     lap("model + dependences");
 
-    let mut schedule = isl::compute_schedule(
-        domain.clone(),
-        context.clone(),
-        deps.clone(),
-        deps.clone(),
-        deps.clone(),
-    )?;
+    // Validity = proximity = coincidence = all dependences.
+    let compute = || {
+        isl::compute_schedule(
+            domain.clone(),
+            context.clone(),
+            deps.clone(),
+            deps.clone(),
+            deps.clone(),
+        )
+    };
+    let mut schedule = compute()?;
     // A first band with no parallel member that the wavefront does not handle (time-tiled
     // stencils: 3+ members or several statements) leaves the whole nest sequential and its
     // skewed tiles slow: schedule again with outer coincidence, which keeps the time loop
@@ -403,13 +410,7 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     if let Some((n, any_par)) = first_band(&schedule)? {
         if !(any_par || (n == 2 && s.stmts.len() == 1)) {
             ctx.set_outer_coincidence(true);
-            schedule = isl::compute_schedule(
-                domain.clone(),
-                context.clone(),
-                deps.clone(),
-                deps.clone(),
-                deps.clone(),
-            )?;
+            schedule = compute()?;
             ctx.set_outer_coincidence(false);
             rescheduled = true;
         }
@@ -482,7 +483,7 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     };
     lap("tiling, wavefront, parallel marks");
 
-    let (bounds, proven_accesses) = prove_bounds(&ctx, s, &t, &domain, &context)?;
+    let bounds = prove_bounds(&ctx, s, &t, &domain, &context)?;
     let wide_subscripts = wide_subscripts(&ctx, s, &t, &context)?;
     lap("bounds proofs");
     let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule)?;
@@ -503,7 +504,6 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         final_schedule,
         bands,
         bounds,
-        proven_accesses,
         wide_subscripts,
         c_code,
         ast,
@@ -1086,10 +1086,6 @@ fn wide_subscripts<'c>(
     Ok(out)
 }
 
-/// Per statement, the accesses with indices proven within the extents: array, subscripts,
-/// and a mask of the proven indices (bit `d` for index `d`).
-pub type ProvenAccesses = HashMap<String, Vec<(VarId, Vec<crate::scop::Aff>, u64)>>;
-
 /// For each access: is its image of the domain within the array's declared extents?
 fn prove_bounds<'c>(
     ctx: &'c Ctx,
@@ -1097,12 +1093,11 @@ fn prove_bounds<'c>(
     t: &ModelText,
     domain: &USet<'c>,
     context: &isl::Set<'c>,
-) -> IslResult<(Vec<BoundsProof>, ProvenAccesses)> {
+) -> IslResult<Vec<BoundsProof>> {
     let names = &s.names;
     let extents: HashMap<VarId, &Vec<Option<crate::scop::Aff>>> =
         s.arrays.iter().map(|a| (a.var, &a.extents)).collect();
     let mut out = Vec::new();
-    let mut proven_accesses = ProvenAccesses::new();
     for st in &s.stmts {
         let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
         let tuple = format!("{}[{}]", st.name, its.join(", "));
@@ -1163,23 +1158,19 @@ fn prove_bounds<'c>(
                 .enumerate()
                 .filter(|&(d, &p)| p && d < 64)
                 .fold(0u64, |m, (d, _)| m | 1 << d);
-            if mask != 0 {
-                proven_accesses.entry(st.name.clone()).or_default().push((
-                    a.var,
-                    a.idx.clone(),
-                    mask,
-                ));
-            }
             out.push(BoundsProof {
                 stmt: st.name.clone(),
                 access,
                 proven,
                 why,
                 loc: a.span.loc(),
+                array: a.var,
+                idx: a.idx.clone(),
+                mask,
             });
         }
     }
-    Ok((out, proven_accesses))
+    Ok(out)
 }
 
 /// An isl failure as the note of a fallback.

@@ -39,16 +39,39 @@ fn walk(a: Ast, n: &mut usize) -> Ast {
             inc,
             body,
         } => {
-            let body = walk(*body, n);
-            let f = Ast::For {
-                it,
-                init,
-                cond,
-                inc,
-                body: Box::new(body),
-            };
-            hoist(f, MAX_UNSWITCH, n)
+            let body = Box::new(walk(*body, n));
+            hoist(
+                Ast::For {
+                    it,
+                    init,
+                    cond,
+                    inc,
+                    body,
+                },
+                MAX_UNSWITCH,
+                n,
+            )
         }
+    }
+}
+
+/// A copy of the loop `f`'s header around `body`.
+fn with_body(f: &Ast, body: Ast) -> Ast {
+    match f {
+        Ast::For {
+            it,
+            init,
+            cond,
+            inc,
+            ..
+        } => Ast::For {
+            it: it.clone(),
+            init: init.clone(),
+            cond: cond.clone(),
+            inc: inc.clone(),
+            body: Box::new(body),
+        },
+        _ => body,
     }
 }
 
@@ -138,19 +161,7 @@ fn resolve(a: &Ast, c: &AstExpr, value: bool) -> Ast {
             Box::new(resolve(t, c, value)),
             e.as_ref().map(|x| Box::new(resolve(x, c, value))),
         ),
-        Ast::For {
-            it,
-            init,
-            cond,
-            inc,
-            body,
-        } => Ast::For {
-            it: it.clone(),
-            init: init.clone(),
-            cond: cond.clone(),
-            inc: inc.clone(),
-            body: Box::new(resolve(body, c, value)),
-        },
+        Ast::For { body, .. } => with_body(a, resolve(body, c, value)),
     }
 }
 
