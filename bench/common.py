@@ -1,5 +1,5 @@
 """Helpers shared by the benchmark harnesses (not tests)."""
-import filecmp, os, re, subprocess
+import argparse, datetime, filecmp, os, platform, re, subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 T = os.path.join(ROOT, "target", "release", "tessera")
@@ -49,3 +49,27 @@ def same_dirs(a, b):
     names = sorted(os.listdir(a))
     return names == sorted(os.listdir(b)) and all(
         filecmp.cmp(os.path.join(a, n), os.path.join(b, n), shallow=False) for n in names)
+
+
+def arg_parser(runs):
+    """The options every harness takes: --runs (default `runs`), --only, --md."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=runs)
+    ap.add_argument("--only", default="", help="comma-separated names to run (all when empty)")
+    ap.add_argument("--md", default="", help="also write the result to this file")
+    return ap
+
+
+def machine():
+    """The machine and date, for the head line of a result."""
+    return "%s, %d cores; %s" % (platform.processor() or platform.machine(), os.cpu_count(), datetime.date.today())
+
+
+def emit(text, md, head=None):
+    """Prints `head` (if any) and `text`; writes `text` to the file `md` when given."""
+    print()
+    if head:
+        print(head)
+    print(text)
+    if md:
+        open(md, "w").write(text + "\n")

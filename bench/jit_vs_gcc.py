@@ -16,15 +16,12 @@ Usage: python3 bench/jit_vs_gcc.py [--runs 5] [--size bench|run] [--only gemm,lu
 """
 import argparse, os, re, statistics, subprocess, sys, tempfile, math, platform, datetime
 
-from common import ROOT, T, header, field, kernels, same_dirs, run
+from common import ROOT, T, arg_parser, emit, header, field, kernels, machine, same_dirs, run
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=5)
+    ap = arg_parser(5)
     ap.add_argument("--size", default="bench", choices=["bench", "run"])
-    ap.add_argument("--only", default="")
-    ap.add_argument("--md", default="")
     ap.add_argument("--extra", default="", help="extra flags for tessera run, e.g. --fast-math")
     a = ap.parse_args()
     rows = []
@@ -69,12 +66,7 @@ def main():
     if rows:
         lines.append("| **geomean** | | | | **%.3f** | | **%.3f** | median %.1f |" % (
             geo([r[3] / r[2] for r in rows]), geo([r[4] / r[2] for r in rows]), statistics.median([r[5] for r in rows])))
-    table = "\n".join(lines)
-    print()
-    print("Machine: %s, %d cores; %s; runs=%d (median)" % (platform.processor() or platform.machine(), os.cpu_count(), datetime.date.today(), a.runs))
-    print(table)
-    if a.md:
-        open(a.md, "w").write(table + "\n")
+    emit("\n".join(lines), a.md, "Machine: %s; runs=%d (median)" % (machine(), a.runs))
 
 
 if __name__ == "__main__":

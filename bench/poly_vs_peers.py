@@ -29,7 +29,7 @@ Needs gcc and clang-14 (Debian: apt-get install clang-14; Polly is built into De
 """
 import argparse, os, re, statistics, subprocess, sys, tempfile, math, platform, datetime
 
-from common import ROOT, T, header, field, kernels, same_dirs, run as _run
+from common import ROOT, T, arg_parser, emit, header, field, kernels, machine, same_dirs, run as _run
 
 PRELUDE = os.path.join(ROOT, "tests", "gcc-prelude.h")
 COMMON = ["-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
@@ -64,11 +64,7 @@ def has_scop(path, entry, args):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", default="")
-    ap.add_argument("--md", default="")
-    a = ap.parse_args()
+    a = arg_parser(5).parse_args()
     env2 = dict(os.environ, OMP_NUM_THREADS="2")
     rows = []
     for name, path, entry in kernels(a.only):
@@ -163,13 +159,7 @@ def main():
     if rows:
         lines.append("| **geomean** | | | | | | | **%.3f** | | | | **%.3f** | **%.2fx** | median %.1f |" % (
             geo(r1), geo(r2), geo(sp), statistics.median(comp)))
-    table = "\n".join(lines)
-    print()
-    print("Machine: %s, %d cores; %s; runs=%d (median, interleaved); times in ms" % (
-        platform.processor() or platform.machine(), os.cpu_count(), datetime.date.today(), a.runs))
-    print(table)
-    if a.md:
-        open(a.md, "w").write(table + "\n")
+    emit("\n".join(lines), a.md, "Machine: %s; runs=%d (median, interleaved); times in ms" % (machine(), a.runs))
 
 
 if __name__ == "__main__":

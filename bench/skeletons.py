@@ -18,6 +18,8 @@ Usage: python3 bench/skeletons.py [--runs 3] [--quick] [--only matmul,fib] [--md
 """
 import argparse, datetime, os, platform, re, statistics, subprocess, sys
 
+from common import emit
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 T = os.path.join(ROOT, "target", "release", "tessera")
 K = os.path.join(ROOT, "examples", "kernels")
@@ -63,7 +65,9 @@ def measure_all(jobs, runs):
 
 
 def stats(outs):
-    """The median run's time, result line and task statistics."""
+    """The median run's time, result line and task count; the median over the runs of the
+    share of tasks in the window (one preempted run does not decide it)."""
+    wins = [w for w in (get(o, r"^in window after first adaptation:\s*([0-9.]+)%") for _, o in outs) if w is not None]
     outs = sorted(outs, key=lambda x: x[0])
     ms, o = outs[len(outs) // 2]
     return {
@@ -71,7 +75,7 @@ def stats(outs):
         # The checksum of the per-element results (map skeletons), else the result (sum).
         "result": (get(o, r"^checksum:\s*(\S+)", str) or get(o, r"^result:(?: sum)?\s*(\S+)", str)),
         "tasks": get(o, r"^tasks:\s*(\d+) tasks", int),
-        "inwin": get(o, r"^in window after first adaptation:\s*([0-9.]+)%"),
+        "inwin": statistics.median(wins) if wins else None,
     }
 
 
@@ -82,6 +86,9 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--md", default="")
     ap.add_argument("--window", default="10..100", help="target window for --adaptive, ms")
+    ap.add_argument("--confirm", type=int, default=5,
+                    help="rounds of the confirmation phase: the sweep's best fixed tau and both adaptive "
+                         "starts re-run interleaved on 2 threads (0: ratio from the sweep alone)")
     a = ap.parse_args()
     md = []
     summary = ["| benchmark | skeleton | n | seq (ms) | best fixed τ (2 thr) | best fixed (ms) | adaptive from small τ (ms) | adaptive from large τ (ms) | adaptive / best throughput | in window after 1st adaptation | rayon 2 thr (ms) | speedup 2 thr (best fixed / adaptive / rayon) |",
@@ -139,8 +146,24 @@ def main():
         inw = [x["inwin"] for x in (ad_s, ad_l) if x["inwin"] is not None]
         ray = res.get("rayon par_iter", {}).get(2)
         lines.append("")
-        lines.append("Best fixed τ on 2 threads: %d (%.1f ms). Adaptive from τ=%d: %.1f ms (%.0f%% of the best fixed τ's throughput), from τ=%d: %.1f ms (%.0f%%)." % (
+        lines.append("Sweep: best fixed τ on 2 threads %d (%.1f ms). Adaptive from τ=%d: %.1f ms (%.0f%% of the best fixed τ's throughput), from τ=%d: %.1f ms (%.0f%%)." % (
             best_tau, best_ms, small, ad_s["ms"], 100 * best_ms / ad_s["ms"], large, ad_l["ms"], 100 * best_ms / ad_l["ms"]))
+        if a.confirm > 0:
+            # The minimum over a sweep of noisy medians is biased low (the winner's curse): the
+            # tau that won did so partly by luck. Re-measure the winner against both adaptive
+            # starts, interleaved, and take the ratio from these fresh runs.
+            cjobs = [("best", base + ["--skeleton", sk, "--tau", str(best_tau), "--threads", "2"]),
+                     ("small", base + configs[len(taus)][1] + ["--threads", "2"]),
+                     ("large", base + configs[len(taus) + 1][1] + ["--threads", "2"])]
+            c = measure_all(cjobs, a.confirm)
+            for k in c:
+                if c[k]["result"] is not None and seq_result is not None and c[k]["result"] != seq_result:
+                    sys.exit("%s confirm %s: result %s differs from sequential %s" % (name, k, c[k]["result"], seq_result))
+            best_ms, ad_s, ad_l = c["best"]["ms"], c["small"], c["large"]
+            worst_ad = max(ad_s["ms"], ad_l["ms"])
+            lines.append("Confirmation (%d interleaved runs on 2 threads, medians): τ = %d %.1f ms, adaptive from τ=%d %.1f ms (%.0f%%), from τ=%d %.1f ms (%.0f%%)." % (
+                a.confirm, best_tau, best_ms, small, ad_s["ms"], 100 * best_ms / ad_s["ms"], large, ad_l["ms"], 100 * best_ms / ad_l["ms"]))
+            print("%-16s confirm: best %.1f small %.1f large %.1f" % (name, best_ms, ad_s["ms"], ad_l["ms"]), flush=True)
         md += lines + [""]
         summary.append("| %s | %s | %d | %.0f | %d | %.0f | %.0f | %.0f | %.0f%% | %s | %s | %.2f / %.2f / %s |" % (
             name, sk, n, seq["ms"], best_tau, best_ms, ad_s["ms"], ad_l["ms"], 100 * best_ms / worst_ad,
@@ -148,11 +171,9 @@ def main():
             seq["ms"] / best_ms, seq["ms"] / worst_ad, "%.2f" % (seq["ms"] / ray["ms"]) if ray else "n/a"))
     head = "Machine: %s, %d cores; %s; `tessera skel --mode jit`, window %s ms, runs=%d (median)%s." % (
         platform.processor() or platform.machine(), os.cpu_count(), datetime.date.today(), a.window, a.runs, ", QUICK sizes" if a.quick else "")
-    text = "\n".join([head, ""] + summary + ["", "(adaptive / best throughput uses the slower of the two adaptive runs; in-window shares are for the runs from small / large τ.)", ""] + md)
-    print()
-    print(text)
-    if a.md:
-        open(a.md, "w").write(text + "\n")
+    text = "\n".join([head, ""] + summary + ["", "(adaptive / best throughput uses the slower of the two adaptive runs%s; in-window shares (medians over the sweep's runs) are for the starts from small / large τ.)" % (
+        ", from the confirmation phase (%d interleaved runs of the sweep's best τ and both adaptive starts)" % a.confirm if a.confirm > 0 else ""), ""] + md)
+    emit(text, a.md)
 
 
 if __name__ == "__main__":

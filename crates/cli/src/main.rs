@@ -901,7 +901,25 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 let (popts, gopts) = a.poly.options()?;
                 let t0 = Instant::now();
                 let (p, rep) = tessera_poly::optimize(&prog, &popts, gopts);
-                println!("poly_ms: {:.3}", t0.elapsed().as_secs_f64() * 1e3);
+                let total = t0.elapsed().as_secs_f64() * 1e3;
+                // isl's phases summed over the SCoPs (the rest: detection, code generation).
+                let mut phases: Vec<(&str, f64)> = Vec::new();
+                for (k, ms) in rep
+                    .scops
+                    .iter()
+                    .filter_map(|s| s.analysis.as_ref())
+                    .flat_map(|a| &a.phase_ms)
+                {
+                    match phases.iter_mut().find(|(n, _)| n == k) {
+                        Some(p) => p.1 += ms,
+                        None => phases.push((k, *ms)),
+                    }
+                }
+                let phases: Vec<String> = phases
+                    .iter()
+                    .map(|(k, ms)| format!("{k} {ms:.1}"))
+                    .collect();
+                println!("poly_ms: {total:.3} ({})", phases.join(", "));
                 let done = rep.scops.iter().filter(|s| s.fallback.is_none()).count();
                 println!(
                     "poly: {done} of {} SCoP{} optimised, {} loop nest{} not SCoPs",
@@ -917,7 +935,16 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             };
             let jit = tessera_jit::Compiled::compile(code, &opts)
                 .map_err(|e| internal_or_unsupported(&e))?;
-            println!("compile_ms: {:.3}", jit.compile_ms());
+            let phases: Vec<String> = jit
+                .phase_ms()
+                .iter()
+                .map(|(k, ms)| format!("{k} {ms:.1}"))
+                .collect();
+            println!(
+                "compile_ms: {:.3} ({})",
+                jit.compile_ms(),
+                phases.join(", ")
+            );
             let t0 = Instant::now();
             let r = jit.call(fid, &mut args);
             (r, t0.elapsed())

@@ -8,8 +8,8 @@
 //! halves`). The entry returns a number per element or sub-problem; results are summed.
 //!
 //! Array parameters are read-only inputs, allocated once from their declared extents and
-//! filled per `--init`. Tasks run on per-worker copies (a pool: a task takes a copy, calls
-//! the entry, returns it), so no two tasks share mutable memory; after the run every copy is
+//! filled per `--init`. Tasks run on per-worker copies (a pool, filled before the run is
+//! timed: a task takes a copy, calls the entry, returns it), so no two tasks share mutable memory; after the run every copy is
 //! compared with the original, and an entry that wrote to an array parameter is an error (its
 //! results could depend on the schedule).
 
@@ -131,17 +131,27 @@ pub fn run(
         ))
     })?;
     let rt = Runtime::new(plan.threads).map_err(|e| Err(e.to_string()))?;
-    // Per-worker argument vectors (see the module docs): at most one per concurrent task.
-    let pool: std::sync::Mutex<Vec<Vec<ArgValue>>> = std::sync::Mutex::new(Vec::new());
+    // Per-worker argument vectors (see the module docs): one slot per worker, so a task's
+    // take and return lock a mutex no other thread uses (one shared pool, locked twice per
+    // element, cost contended cache-line transfers at microsecond elements). Copied here,
+    // before the clock starts: copying the arrays is set-up, not the skeleton's work, and
+    // done inside the first task of each worker it made that task look far slower than the
+    // rest (a 256 MB k-means input: ~170 ms for one element), which misled the first
+    // decision. A worker without a copy (not expected: a kernel call runs no nested tasks)
+    // makes one.
+    let slots: Vec<std::sync::Mutex<Vec<Vec<ArgValue>>>> = (0..rt.threads().max(1))
+        .map(|_| std::sync::Mutex::new(vec![fixed.to_vec()]))
+        .collect();
     let kernel = |vals: &[i64]| -> Result<Scalar, RuntimeError> {
-        let taken = pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let slot = &slots[rayon::current_thread_index().unwrap_or(0) % slots.len()];
+        let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut args = taken.unwrap_or_else(|| fixed.to_vec());
         for (&p, &v) in index_params.iter().zip(vals) {
             let t = f.var(f.params[p]).scalar_ty();
             args[p] = ArgValue::Scalar(Scalar::I64(v).convert(t));
         }
         let r = call(fid, &mut args);
-        pool.lock().unwrap_or_else(|e| e.into_inner()).push(args);
+        slot.lock().unwrap_or_else(|e| e.into_inner()).push(args);
         Ok(r?.expect("non-void entry returns a value"))
     };
     let cfg = {
@@ -274,7 +284,10 @@ pub fn run(
         }
     };
     let ms = t0.elapsed().as_secs_f64() * 1e3;
-    for copy in pool.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    for copy in slots
+        .into_iter()
+        .flat_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+    {
         for (k, (a, b)) in copy.iter().zip(fixed).enumerate() {
             if let (ArgValue::Array(a), ArgValue::Array(b)) = (a, b) {
                 if a != b {

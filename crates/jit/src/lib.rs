@@ -149,6 +149,7 @@ pub struct Compiled {
     cpu: String,
     features: String,
     compile_ms: f64,
+    phase_ms: Vec<(&'static str, f64)>,
     opts: Options,
 }
 
@@ -162,10 +163,18 @@ pub struct Compiled {
 fn llvm_options() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let args = [c"tessera".as_ptr(), c"-hoist-runtime-checks=false".as_ptr()];
-        // SAFETY: `args` holds two valid NUL-terminated strings that outlive the call, the
-        // overview string is a valid empty C string, and the call runs once, before any
-        // other LLVM use in this process (guarded by `ONCE`, called first by `host_machine`).
+        // `TESSERA_LLVM_ARGS` adds LLVM options for debugging, e.g. "-time-passes".
+        let extra: Vec<std::ffi::CString> = std::env::var("TESSERA_LLVM_ARGS")
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|a| std::ffi::CString::new(a).ok())
+            .collect();
+        let mut args = vec![c"tessera".as_ptr(), c"-hoist-runtime-checks=false".as_ptr()];
+        args.extend(extra.iter().map(|a| a.as_ptr()));
+        // SAFETY: `args` holds valid NUL-terminated strings (`extra` owns the added ones and
+        // outlives the call), the overview string is a valid empty C string, and the call
+        // runs once, before any other LLVM use in this process (guarded by `ONCE`, called
+        // first by `host_machine`).
         unsafe {
             llvm_sys::support::LLVMParseCommandLineOptions(
                 args.len() as i32,
@@ -212,6 +221,7 @@ struct Built {
     ir: String,
     cpu: String,
     features: String,
+    phase_ms: Vec<(&'static str, f64)>,
 }
 
 fn build(
@@ -219,6 +229,13 @@ fn build(
     prog: &Program,
     opts: &Options,
 ) -> Result<(ExecutionEngine<'static>, Built), JitError> {
+    let mut phase_ms = Vec::new();
+    let mut clock = Instant::now();
+    let mut lap = |name: &'static str| {
+        let now = Instant::now();
+        phase_ms.push((name, (now - clock).as_secs_f64() * 1e3));
+        clock = now;
+    };
     let level = opt_level(opts.opt_level);
     let (tm, cpu, features) = host_machine(level)?;
     let low = codegen::lower(cx, prog, opts, &cpu, &features)?;
@@ -227,10 +244,12 @@ fn build(
     m.set_data_layout(&tm.get_target_data().get_data_layout());
     m.verify()
         .map_err(|e| JitError::Llvm(format!("invalid IR: {e}")))?;
+    lap("lowering");
     let passes = format!("default<O{}>", opts.opt_level.min(3));
     m.run_passes(&passes, &tm, PassBuilderOptions::create())
         .map_err(|e| JitError::Llvm(e.to_string()))?;
     let ir = m.print_to_string().to_string();
+    lap("IR passes");
     let ee = m
         .create_jit_execution_engine(level)
         .map_err(|e| JitError::Llvm(e.to_string()))?;
@@ -251,6 +270,7 @@ fn build(
             .map_err(|e| JitError::Llvm(format!("entry of function {i}: {e:?}")))?;
         entries.push(a);
     }
+    lap("machine code");
     Ok((
         ee,
         Built {
@@ -260,6 +280,7 @@ fn build(
             ir,
             cpu,
             features,
+            phase_ms,
         },
     ))
 }
@@ -295,6 +316,7 @@ impl Compiled {
             cpu: b.cpu,
             features: b.features,
             compile_ms: t0.elapsed().as_secs_f64() * 1e3,
+            phase_ms: b.phase_ms,
             opts: *opts,
         })
     }
@@ -518,6 +540,12 @@ impl Compiled {
     /// Wall-clock milliseconds the compilation took (lowering, O3, machine code).
     pub fn compile_ms(&self) -> f64 {
         self.compile_ms
+    }
+
+    /// The compilation's phases and their milliseconds: lowering to LLVM IR (with the
+    /// verifier), the IR pass pipeline, machine code.
+    pub fn phase_ms(&self) -> &[(&'static str, f64)] {
+        &self.phase_ms
     }
 
     /// The host CPU name and feature string the code was compiled for.

@@ -258,36 +258,40 @@ pub fn model_text(s: &Scop) -> ModelText {
 }
 
 /// Runs the whole analysis of a SCoP: dependences, schedule, bounds, AST.
+///
+/// A SCoP with expanded scalar temporaries (see [`Scop::expanded_scalars`]) is tried with
+/// the options given, then — on the same dependences and isl schedule — without tiling and
+/// point-loop reordering (which move the loops of a scalar's declaration inwards), and
+/// last, when the one variable per scalar still does not suffice, modelled again with the
+/// scalars unexpanded.
 pub fn analyse(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     if !s.has_expansion() {
-        return analyse_once(s, opts);
+        return analyse_once(s, opts, false)?.map_err(unexpected_check);
     }
-    let a = analyse_once(s, opts)?;
-    let kept = |a: &Analysis| matches!(&a.expansion, Some(e) if e.starts_with("kept"));
-    if kept(&a) {
-        return Ok(a);
+    let t0 = std::time::Instant::now();
+    match analyse_once(s, opts, true)? {
+        Ok(a) => Ok(a),
+        Err(why) => {
+            let first_ms = t0.elapsed().as_secs_f64() * 1e3;
+            let mut c =
+                analyse_once(&s.without_expansion(), opts, false)?.map_err(unexpected_check)?;
+            c.expansion = Some(format!(
+                "{why}; scheduled again with the scalars unexpanded"
+            ));
+            c.phase_ms
+                .insert(0, ("model with expanded scalars (not kept)", first_ms));
+            Ok(c)
+        }
     }
-    let why = a.expansion.clone().unwrap_or_default();
-    // Tiling and point-loop reordering move the loops of a scalar's declaration inwards;
-    // isl's own schedule (fused, outer loops parallel) may still keep the instances apart.
-    let plain = PolyOptions {
-        tile: false,
-        permute: false,
-        ..opts.clone()
-    };
-    let mut b = analyse_once(s, &plain)?;
-    if kept(&b) {
-        b.expansion = Some(format!(
-            "{why}; without tiling and point-loop reordering: {}",
-            b.expansion.clone().unwrap_or_default()
-        ));
-        return Ok(b);
+}
+
+/// A model without expanded scalars has no expansion check to fail; an internal error if
+/// one did.
+fn unexpected_check(why: String) -> IslError {
+    IslError {
+        msg: format!("internal: expansion check failed on a model without expansion: {why}"),
+        quota: false,
     }
-    let mut c = analyse_once(&s.without_expansion(), opts)?;
-    c.expansion = Some(format!(
-        "{why}; scheduled again with the scalars unexpanded"
-    ));
-    Ok(c)
 }
 
 /// Whether the final schedule keeps the live range of every instance of the expanded
@@ -356,7 +360,15 @@ fn expansion_holds<'c>(
     Ok(Ok(()))
 }
 
-fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
+/// One model of the SCoP: dependences, isl's schedule, then per transformation variant
+/// (the options given; with `retry_plain` also without tiling and point-loop reordering)
+/// tiling, marks and the check of the scalar expansion, until a variant keeps the
+/// expansion; then bounds proofs and the AST. `Ok(Err(why))`: no variant kept it.
+fn analyse_once(
+    s: &Scop,
+    opts: &PolyOptions,
+    retry_plain: bool,
+) -> IslResult<Result<Analysis, String>> {
     let mut phase_ms = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut lap = |name: &'static str| {
@@ -401,16 +413,16 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
             deps.clone(),
         )
     };
-    let mut schedule = compute()?;
+    let mut computed = compute()?;
     // A first band with no parallel member that the wavefront does not handle (time-tiled
     // stencils: 3+ members or several statements) leaves the whole nest sequential and its
     // skewed tiles slow: schedule again with outer coincidence, which keeps the time loop
     // outside and the space loops parallel.
     let mut rescheduled = false;
-    if let Some((n, any_par)) = first_band(&schedule)? {
+    if let Some((n, any_par)) = first_band(&computed)? {
         if !(any_par || (n == 2 && s.stmts.len() == 1)) {
             ctx.set_outer_coincidence(true);
-            schedule = compute()?;
+            computed = compute()?;
             ctx.set_outer_coincidence(false);
             rescheduled = true;
         }
@@ -418,33 +430,81 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     let computed_schedule = if rescheduled {
         format!(
             "{} (rescheduled with outer coincidence: the first band had no parallel member)",
-            schedule
+            computed
         )
     } else {
-        schedule.to_string()
+        computed.to_string()
     };
     lap("scheduling");
 
-    let mut bands = Vec::new();
     let arrays = s.arrays.iter().filter(|a| !a.extents.is_empty()).count();
     let tile = opts.tile_sizes.clone().unwrap_or_else(|| {
         let t = CacheModel::detect().tile_size(arrays);
         vec![t]
     });
-    let (schedule, parallel_loops) = transform(
-        s,
-        s.stmts.len() == 1,
-        &schedule,
-        &deps,
-        &tile,
-        opts.tile,
-        opts.permute,
-        opts.register_tile,
-        &mut bands,
-    )?;
+    let mut variants = vec![(opts.tile, opts.permute)];
+    if retry_plain && (opts.tile || opts.permute) {
+        variants.push((false, false));
+    }
+    let mut failed: Option<String> = None;
+    let mut chosen = None;
+    for (tile_on, permute) in variants {
+        let mut bands = Vec::new();
+        let (schedule, parallel_loops) = transform(
+            s,
+            s.stmts.len() == 1,
+            &computed,
+            &deps,
+            &tile,
+            tile_on,
+            permute,
+            opts.register_tile,
+            &mut bands,
+        )?;
+        let final_map = schedule.map()?;
+        let expansion = if s.has_expansion() {
+            let names: Vec<String> = s
+                .expanded_scalars()
+                .iter()
+                .map(|v| format!("`{}`", s.names[v]))
+                .collect();
+            match expansion_holds(&ctx, s, &t, &domain, &sched, &final_map)? {
+                Ok(()) => Some(format!(
+                    "kept the expansion of {} (one instance per iteration of the loops around the declaration; no instance overlaps another under the schedule)",
+                    names.join(", ")
+                )),
+                Err(why) => {
+                    // The next variant, or the caller, tries again.
+                    failed = Some(match failed {
+                        None => why,
+                        Some(first) if first == why => {
+                            format!("{first} (with and without tiling and point-loop reordering)")
+                        }
+                        Some(first) => format!(
+                            "{first}; without tiling and point-loop reordering: {why}"
+                        ),
+                    });
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        let expansion = match (&failed, expansion) {
+            (Some(first), Some(kept)) => Some(format!(
+                "{first}; without tiling and point-loop reordering: {kept}"
+            )),
+            (_, e) => e,
+        };
+        chosen = Some((schedule, final_map, parallel_loops, bands, expansion));
+        break;
+    }
+    let Some((schedule, final_map, parallel_loops, bands, expansion)) = chosen else {
+        return Ok(Err(failed.unwrap_or_default()));
+    };
     let final_schedule = schedule.to_string();
     let stride_regression = {
-        let new = innermost_vars(&schedule.map()?.to_string(), s);
+        let new = innermost_vars(&final_map.to_string(), s);
         let old: HashMap<String, VarId> = s
             .stmts
             .iter()
@@ -463,24 +523,6 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
             )
         })
     };
-    let expansion = if s.has_expansion() {
-        let names: Vec<String> = s
-            .expanded_scalars()
-            .iter()
-            .map(|v| format!("`{}`", s.names[v]))
-            .collect();
-        Some(
-            match expansion_holds(&ctx, s, &t, &domain, &sched, &schedule.map()?)? {
-                Ok(()) => format!(
-                    "kept the expansion of {} (one instance per iteration of the loops around the declaration; no instance overlaps another under the schedule)",
-                    names.join(", ")
-                ),
-                Err(why) => why,
-            },
-        )
-    } else {
-        None
-    };
     lap("tiling, wavefront, parallel marks");
 
     let bounds = prove_bounds(&ctx, s, &t, &domain, &context)?;
@@ -489,7 +531,7 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
     let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule)?;
     let (ast, unswitched) = crate::unswitch::unswitch(ast);
     lap("AST generation");
-    Ok(Analysis {
+    Ok(Ok(Analysis {
         context: context.to_string(),
         domain: domain.to_string(),
         original_schedule: sched.to_string(),
@@ -510,7 +552,7 @@ fn analyse_once(s: &Scop, opts: &PolyOptions) -> IslResult<Analysis> {
         parallel_loops,
         unswitched,
         phase_ms,
-    })
+    }))
 }
 
 /// A statement of a schedule map, the counter each output is (if it is one), and whether
@@ -736,11 +778,15 @@ fn stride_one_innermost<'c>(
     node: &SNode<'c>,
     scop: &Scop,
     deps: &UMap<'c>,
-) -> IslResult<Option<(SNode<'c>, String)>> {
+    current: Option<Vec<bool>>,
+) -> IslResult<Option<(SNode<'c>, Vec<bool>, String)>> {
     let n = node.band_n_member()?;
     let partial = node.band_partial()?;
     let scores = member_scores(&partial.to_map()?.to_string(), scop, n);
-    let current = parallel_members(node, deps)?;
+    let current = match current {
+        Some(c) => c,
+        None => parallel_members(node, deps)?,
+    };
     let cur_score = if current[n - 1] {
         scores[n - 1]
     } else {
@@ -758,9 +804,11 @@ fn stride_one_innermost<'c>(
         for (k, &o) in order.iter().enumerate() {
             nn = nn.band_set_coincident(k, coincident[o])?;
         }
-        if *parallel_members(&nn, deps)?.last().unwrap_or(&false) {
+        let par = parallel_members(&nn, deps)?;
+        if *par.last().unwrap_or(&false) {
             return Ok(Some((
                 nn,
+                par,
                 format!("innermost loop: member {m} moved in (stride 1, parallel)"),
             )));
         }
@@ -863,17 +911,25 @@ fn visit<'c>(
         let mut note = String::new();
         // Tiles pay for reuse, or for parallelism: a band with no parallel member gets its
         // wavefront from the tiles.
+        // The parallel members of the band as `node` is now; reset whenever `node` changes
+        // (each computation applies all dependences to the band's prefix).
+        let mut par_now: Option<Vec<bool>> = None;
         let pays = n >= 2
-            && (tiling_pays(&node.band_partial()?.to_map()?.to_string(), scop, n)
-                || !parallel_members(node, deps)?.iter().any(|&p| p));
+            && (tiling_pays(&node.band_partial()?.to_map()?.to_string(), scop, n) || {
+                let p = parallel_members(node, deps)?;
+                let none = !p.iter().any(|&x| x);
+                par_now = Some(p);
+                none
+            });
         if do_tile && permutable && n >= 2 && !pays {
             note = "not tiled: no access is invariant in a member and moves with two others (no reuse to gain) and a member is parallel".into();
         }
         // A point band, or a band left untiled: put a stride-1 parallel member inside,
         // then unroll and jam an outer member around it (register tiles).
         if permute && (!do_tile || !pays) && permutable && n >= 2 {
-            if let Some((nn, why)) = stride_one_innermost(node, scop, deps)? {
+            if let Some((nn, par, why)) = stride_one_innermost(node, scop, deps, par_now.clone())? {
                 *node = nn;
+                par_now = Some(par);
                 note = if note.is_empty() {
                     why
                 } else {
@@ -883,6 +939,7 @@ fn visit<'c>(
             if register_tile_size > 1 {
                 if let Some((nn, why)) = register_tile(node, scop, deps, register_tile_size)? {
                     *node = nn;
+                    par_now = None;
                     note = if note.is_empty() {
                         why
                     } else {
@@ -912,6 +969,7 @@ fn visit<'c>(
             );
             // Wavefront: no member of the tile band is parallel, but it is permutable.
             let any_par = parallel_members(node, deps)?;
+            par_now = Some(any_par.clone());
             // Only for two-member bands of one statement: on multi-statement or deeper
             // bands (jacobi-1d/2d) isl's AST generation took 1-19 s on the skewed tiles,
             // and it does not honour the operation bound.
@@ -920,12 +978,16 @@ fn visit<'c>(
                 let mut nn = node.clone().replace_band(skewed)?;
                 nn = nn.band_set_permutable(true)?;
                 *node = nn;
+                par_now = None;
                 note.push_str("; wavefront: tile member 0 skewed to t0 + t1");
             }
         }
         // Parallel mark on the outermost parallel member, unless an outer loop is parallel.
         let n2 = node.band_n_member()?;
-        let par = parallel_members(node, deps)?;
+        let par = match par_now {
+            Some(p) => p,
+            None => parallel_members(node, deps)?,
+        };
         bands.push(BandInfo {
             depth,
             members: n2,
