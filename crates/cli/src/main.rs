@@ -915,11 +915,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                         None => phases.push((k, *ms)),
                     }
                 }
-                let phases: Vec<String> = phases
-                    .iter()
-                    .map(|(k, ms)| format!("{k} {ms:.1}"))
-                    .collect();
-                println!("poly_ms: {total:.3} ({})", phases.join(", "));
+                println!("poly_ms: {total:.3} ({})", phases_text(&phases));
                 let done = rep.scops.iter().filter(|s| s.fallback.is_none()).count();
                 println!(
                     "poly: {done} of {} SCoP{} optimised, {} loop nest{} not SCoPs",
@@ -935,15 +931,10 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             };
             let jit = tessera_jit::Compiled::compile(code, &opts)
                 .map_err(|e| internal_or_unsupported(&e))?;
-            let phases: Vec<String> = jit
-                .phase_ms()
-                .iter()
-                .map(|(k, ms)| format!("{k} {ms:.1}"))
-                .collect();
             println!(
                 "compile_ms: {:.3} ({})",
                 jit.compile_ms(),
-                phases.join(", ")
+                phases_text(jit.phase_ms())
             );
             let t0 = Instant::now();
             let r = jit.call(fid, &mut args);
@@ -956,6 +947,15 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         write_arrays(dir, f, &args)?;
     }
     Ok(())
+}
+
+/// Named phase timings as `name 1.2, name 3.4`.
+fn phases_text(phases: &[(&str, f64)]) -> String {
+    let parts: Vec<String> = phases
+        .iter()
+        .map(|(k, ms)| format!("{k} {ms:.1}"))
+        .collect();
+    parts.join(", ")
 }
 
 fn write_arrays(dir: &Path, f: &tessera_ir::Function, args: &[ArgValue]) -> Result<(), Failure> {

@@ -8,10 +8,11 @@
 //! halves`). The entry returns a number per element or sub-problem; results are summed.
 //!
 //! Array parameters are read-only inputs, allocated once from their declared extents and
-//! filled per `--init`. Tasks run on per-worker copies (a pool, filled before the run is
-//! timed: a task takes a copy, calls the entry, returns it), so no two tasks share mutable memory; after the run every copy is
-//! compared with the original, and an entry that wrote to an array parameter is an error (its
-//! results could depend on the schedule).
+//! filled per `--init`. Tasks run on per-worker copies (one slot per worker, filled before
+//! the run is timed: a task takes its worker's copy, calls the entry, returns it), so no two
+//! tasks share mutable memory; after the run every copy is compared with the original, and an
+//! entry that wrote to an array parameter is an error (its results could depend on the
+//! schedule).
 
 use std::time::Instant;
 use tessera_ir::{ArgValue, FuncId, Program, RuntimeError, Scalar, ScalarTy};
