@@ -69,7 +69,7 @@ fn emitted_openmp_matches_interpreter_on_every_example_kernel() {
         }
         fails
     });
-    assert_no_failures(failures);
+    assert_no_failures(failures, &tmp);
 }
 
 /// The gcc driver of `k` with the kernel replaced by its optimised OpenMP C (small tiles, so
@@ -132,7 +132,7 @@ fn every_kernel_with(mode: &str, scratch: &str, extra: &[&str]) {
     let failures = parallel_map(&kernels, |k| {
         check_kernel(k, mode, extra, &tmp.join(k.name.clone()))
     });
-    assert_no_failures(failures);
+    assert_no_failures(failures, &tmp);
 }
 
 fn check_kernel(k: &Kernel, mode: &str, extra: &[&str], dir: &Path) -> Vec<String> {

@@ -184,8 +184,9 @@ pub fn gcc_build(src: &Path, exe: &Path, flags: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-/// Fails the test with every failure message, if there are any.
-pub fn assert_no_failures(failures: Vec<Vec<String>>) {
+/// Fails the test with every failure message, if there are any; on success removes the
+/// scratch directory `tmp` (on failure it is kept, with the failing cases' files).
+pub fn assert_no_failures(failures: Vec<Vec<String>>, tmp: &Path) {
     let failures: Vec<String> = failures.into_iter().flatten().collect();
     assert!(
         failures.is_empty(),
@@ -193,6 +194,7 @@ pub fn assert_no_failures(failures: Vec<Vec<String>>) {
         failures.len(),
         failures.join("\n\n")
     );
+    let _ = std::fs::remove_dir_all(tmp);
 }
 
 /// The value of `-D name=value` in `args`.
@@ -231,8 +233,26 @@ fn same_number(a: &str, b: &str, ret: &str) -> bool {
 }
 
 /// Runs `tessera run --mode MODE` and the gcc driver on the same inputs; compares every
-/// output array byte for byte and the returned value exactly.
+/// output array byte for byte and the returned value exactly. The case directory `dir`
+/// (inputs and both outputs as `.npy`, up to tens of MB at RUN sizes) is removed when the
+/// comparison passes and kept for inspection when it fails: the whole kernel suite would
+/// otherwise leave several GB behind.
 pub fn compare_with_gcc(
+    k: &Kernel,
+    exe: &Path,
+    args: &[String],
+    seed: u64,
+    mode: &str,
+    dir: &Path,
+) -> Result<(), String> {
+    let r = compare_with_gcc_in(k, exe, args, seed, mode, dir);
+    if r.is_ok() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    r
+}
+
+fn compare_with_gcc_in(
     k: &Kernel,
     exe: &Path,
     args: &[String],
