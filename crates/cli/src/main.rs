@@ -122,6 +122,14 @@ struct PolyArgs {
     /// loop by N (1: off).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..=16))]
     register_tile: i64,
+    /// Never materialise a scalar of the source as a scratch array (one element per loop
+    /// iteration); schedules that would need one are given up as before.
+    #[arg(long)]
+    no_scratch: bool,
+    /// The most bytes of scratch arrays one run of an optimised loop nest may allocate; above
+    /// it (checked at run time) the nest's original code runs.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    scratch_limit: u64,
     /// Test mode: run loops marked parallel in reverse order (a false parallel mark then
     /// changes the results).
     #[arg(long)]
@@ -163,6 +171,8 @@ impl PolyArgs {
                 tile_sizes,
                 tile: !self.no_tile,
                 register_tile: self.register_tile,
+                scratch: !self.no_scratch,
+                scratch_limit: self.scratch_limit,
                 ..Default::default()
             },
             tessera_poly::GenOptions {

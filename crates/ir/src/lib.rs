@@ -13,6 +13,7 @@
 
 use std::fmt;
 
+pub mod alias;
 pub mod print;
 mod value;
 pub use value::*;
@@ -166,6 +167,11 @@ pub struct Var {
     pub dims: Vec<Expr>,
     /// True for parameters.
     pub is_param: bool,
+    /// A local array the polyhedral optimiser introduced (a scalar of the source expanded
+    /// into one element per loop iteration, see `tessera_poly::gen`): its storage does not
+    /// count toward the arena limit of the program's own local arrays, so that optimising
+    /// never turns a run into an `out of memory` failure. Always written before it is read.
+    pub scratch: bool,
     /// Where it is declared.
     pub span: Span,
 }

@@ -187,6 +187,14 @@ fn stmts_as(p: &Program, f: &Function, out: &mut String, body: &[Stmt], ind: usi
     for s in body {
         stmt(p, f, out, s, ind, fl);
     }
+    // Scratch arrays live on the heap (they can be large) until the end of their list.
+    for s in body {
+        if let Stmt::DeclArray { var, .. } = s {
+            if f.var(*var).scratch {
+                let _ = writeln!(out, "{}free({});", "  ".repeat(ind), f.var(*var).name);
+            }
+        }
+    }
 }
 
 fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize, fl: Flavor) {
@@ -207,6 +215,20 @@ fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize, fl: F
                 c_ty(v.scalar_ty()),
                 v.name,
                 strip_parens(init)
+            );
+        }
+        Stmt::DeclArray { var, dims, .. } if f.var(*var).scratch => {
+            // `T (*a)[d1]...[dn] = calloc(d0, sizeof *a)`: indexed like the array, on the heap.
+            let v = f.var(*var);
+            let d: Vec<String> = dims.iter().map(|d| strip_parens(extent(p, f, d))).collect();
+            let rest: String = d[1..].iter().map(|x| format!("[{x}]")).collect();
+            let _ = writeln!(
+                out,
+                "{pad}{} (*{}){rest} = calloc(({}) + 1, sizeof *{}); /* scratch, zeroed */",
+                c_ty(v.scalar_ty()),
+                v.name,
+                d[0],
+                v.name
             );
         }
         Stmt::DeclArray { var, dims, .. } => {
@@ -347,7 +369,7 @@ pub fn program(p: &Program) -> String {
 
 /// The whole program as C of the given flavour (includes first).
 pub fn program_as(p: &Program, fl: Flavor) -> String {
-    let mut out = String::from("#include <math.h>\n#include <stdbool.h>\n\n");
+    let mut out = String::from("#include <math.h>\n#include <stdbool.h>\n#include <stdlib.h>\n\n");
     for f in &p.functions {
         out.push_str(&function_as(p, f, fl));
         out.push('\n');

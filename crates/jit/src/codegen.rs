@@ -104,7 +104,16 @@ struct Fs<'ctx> {
 
 enum PlaceAddr<'ctx> {
     Reg(PointerValue<'ctx>, ScalarTy),
-    Mem(PointerValue<'ctx>, ScalarTy),
+    Mem(PointerValue<'ctx>, ScalarTy, Option<AliasTag<'ctx>>),
+}
+
+/// Scoped no-alias metadata of one array variable's accesses: `!alias.scope` (the variable's
+/// own scope) and `!noalias` (the scopes of every array variable of the function that cannot
+/// share its storage). See [`Gen::alias_tag`].
+#[derive(Clone, Copy)]
+struct AliasTag<'ctx> {
+    scope: MetadataValue<'ctx>,
+    noalias: MetadataValue<'ctx>,
 }
 
 struct Gen<'ctx, 'p> {
@@ -128,6 +137,13 @@ struct Gen<'ctx, 'p> {
     fn_attrs: Vec<Attribute>,
     cold_md: MetadataValue<'ctx>,
     prof_kind: u32,
+    /// Per function, the pairs of array parameters a call may bind to the same storage
+    /// ([`tessera_ir::alias::may_alias`]).
+    may_alias: Vec<std::collections::HashSet<(VarId, VarId)>>,
+    /// Alias tags by (function, array variable), made on first use.
+    alias_tags: HashMap<(u32, u32), Option<AliasTag<'ctx>>>,
+    alias_scope_kind: u32,
+    noalias_kind: u32,
 }
 
 fn promote(t: ScalarTy) -> ScalarTy {
@@ -181,6 +197,7 @@ pub(crate) fn lower<'ctx>(
                 i64t.into(),
                 i64t.into(),
                 ptr.into(),
+                i64t.into(),
             ],
             false,
         ),
@@ -239,6 +256,10 @@ pub(crate) fn lower<'ctx>(
         fn_attrs,
         cold_md,
         prof_kind,
+        may_alias: tessera_ir::alias::may_alias(prog),
+        alias_tags: HashMap::new(),
+        alias_scope_kind: cx.get_kind_id("alias.scope"),
+        noalias_kind: cx.get_kind_id("noalias"),
     };
     g.declare_all();
     let mut entry_sites = Vec::new();
@@ -682,6 +703,52 @@ impl<'ctx> Gen<'ctx, '_> {
         self.guard(fs, fail.unwrap(), &stores)
     }
 
+    /// The alias tag of array variable `v` of function `fid`.
+    ///
+    /// Distinct array variables of a function are distinct storage, except pairs of
+    /// parameters that some call binds to the same (or overlapping) storage, which
+    /// [`tessera_ir::alias::may_alias`] finds over the call graph; the entry's arrays are
+    /// separate buffers (the CLI allocates each, the embedding API takes one `&mut` borrow per
+    /// array). Every access to `v` is tagged with `v`'s scope, and declared not to alias the
+    /// scopes of the other array variables except `v`'s possible partners, so LLVM needs no
+    /// run-time overlap checks to vectorise and can keep array elements in registers across
+    /// stores to other arrays. The scopes are per function (domain `tessera.fN`); LLVM's
+    /// inliner clones them per inlined call, so they stay exact after inlining.
+    fn alias_tag(&mut self, fid: FuncId, v: VarId) -> Option<AliasTag<'ctx>> {
+        if let Some(t) = self.alias_tags.get(&(fid.0, v.0)) {
+            return *t;
+        }
+        let f = self.prog.func(fid);
+        let arrays: Vec<VarId> = (0..f.vars.len() as u32)
+            .map(VarId)
+            .filter(|w| f.var(*w).is_array())
+            .collect();
+        let domain = self.cx.metadata_node(&[self
+            .cx
+            .metadata_string(&format!("tessera.f{}", fid.0))
+            .into()]);
+        let scope_of = |w: VarId| {
+            self.cx.metadata_node(&[
+                self.cx
+                    .metadata_string(&format!("tessera.f{}.v{}", fid.0, w.0))
+                    .into(),
+                domain.into(),
+            ])
+        };
+        let pairs = &self.may_alias[fid.0 as usize];
+        let others: Vec<BasicMetadataValueEnum> = arrays
+            .iter()
+            .filter(|&&w| w != v && !pairs.contains(&(v.min(w), v.max(w))))
+            .map(|&w| scope_of(w).into())
+            .collect();
+        let tag = (!others.is_empty()).then(|| AliasTag {
+            scope: self.cx.metadata_node(&[scope_of(v).into()]),
+            noalias: self.cx.metadata_node(&others),
+        });
+        self.alias_tags.insert((fid.0, v.0), tag);
+        tag
+    }
+
     fn address(
         &mut self,
         fs: &mut Fs<'ctx>,
@@ -689,7 +756,7 @@ impl<'ctx> Gen<'ctx, '_> {
         indices: &[Expr],
         proven: u64,
         span: Span,
-    ) -> R<(PointerValue<'ctx>, ScalarTy)> {
+    ) -> R<(PointerValue<'ctx>, ScalarTy, Option<AliasTag<'ctx>>)> {
         let mut idx = Vec::new();
         for i in indices {
             let v = self.eval(fs, i)?;
@@ -699,11 +766,26 @@ impl<'ctx> Gen<'ctx, '_> {
         self.bounds(fs, array, &idx, &ext, proven, span)?;
         let off = self.linearize(&idx, &ext)?;
         let p = rt::gep(&self.b, self.memty(elem), data, off)?;
-        Ok((p, elem))
+        Ok((p, elem, self.alias_tag(fs.fid, array)))
     }
 
-    fn load_mem(&self, p: PointerValue<'ctx>, t: ScalarTy) -> R<BasicValueEnum<'ctx>> {
+    fn tag(&self, i: Option<InstructionValue<'ctx>>, tag: Option<AliasTag<'ctx>>) -> R<()> {
+        if let (Some(i), Some(t)) = (i, tag) {
+            i.set_metadata(t.scope, self.alias_scope_kind)
+                .and_then(|_| i.set_metadata(t.noalias, self.noalias_kind))
+                .map_err(|e| JitError::Llvm(format!("alias metadata: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn load_mem(
+        &self,
+        p: PointerValue<'ctx>,
+        t: ScalarTy,
+        tag: Option<AliasTag<'ctx>>,
+    ) -> R<BasicValueEnum<'ctx>> {
         let v = self.b.build_load(self.memty(t), p, "ld")?;
+        self.tag(v.as_instruction_value(), tag)?;
         if t == ScalarTy::Bool {
             Ok(self
                 .b
@@ -714,16 +796,22 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
-    fn store_mem(&self, p: PointerValue<'ctx>, t: ScalarTy, v: BasicValueEnum<'ctx>) -> R<()> {
-        if t == ScalarTy::Bool {
+    fn store_mem(
+        &self,
+        p: PointerValue<'ctx>,
+        t: ScalarTy,
+        v: BasicValueEnum<'ctx>,
+        tag: Option<AliasTag<'ctx>>,
+    ) -> R<()> {
+        let st = if t == ScalarTy::Bool {
             let x = self
                 .b
                 .build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "b")?;
-            self.b.build_store(p, x)?;
+            self.b.build_store(p, x)?
         } else {
-            self.b.build_store(p, v)?;
-        }
-        Ok(())
+            self.b.build_store(p, v)?
+        };
+        self.tag(Some(st), tag)
     }
 
     fn place_addr(&mut self, fs: &mut Fs<'ctx>, place: &Place, span: Span) -> R<PlaceAddr<'ctx>> {
@@ -737,8 +825,8 @@ impl<'ctx> Gen<'ctx, '_> {
                 indices,
                 proven,
             } => {
-                let (p, t) = self.address(fs, *array, indices, *proven, span)?;
-                Ok(PlaceAddr::Mem(p, t))
+                let (p, t, tag) = self.address(fs, *array, indices, *proven, span)?;
+                Ok(PlaceAddr::Mem(p, t, tag))
             }
         }
     }
@@ -746,7 +834,7 @@ impl<'ctx> Gen<'ctx, '_> {
     fn load_place(&self, pa: &PlaceAddr<'ctx>) -> R<BasicValueEnum<'ctx>> {
         match pa {
             PlaceAddr::Reg(p, t) => Ok(self.b.build_load(self.llty(*t), *p, "v")?),
-            PlaceAddr::Mem(p, t) => self.load_mem(*p, *t),
+            PlaceAddr::Mem(p, t, tag) => self.load_mem(*p, *t, *tag),
         }
     }
 
@@ -756,7 +844,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.b.build_store(*p, v)?;
                 Ok(())
             }
-            PlaceAddr::Mem(p, t) => self.store_mem(*p, *t, v),
+            PlaceAddr::Mem(p, t, tag) => self.store_mem(*p, *t, v, *tag),
         }
     }
 
@@ -1026,6 +1114,8 @@ impl<'ctx> Gen<'ctx, '_> {
                         self.i64c(elem.size_bytes() as i64).into(),
                         self.i64c(ds.len() as i64).into(),
                         buf.into(),
+                        self.i64c(self.prog.func(fs.fid).var(*var).scratch as i64)
+                            .into(),
                     ],
                     "arr",
                 )?;
@@ -1437,8 +1527,8 @@ impl<'ctx> Gen<'ctx, '_> {
                 indices,
                 proven,
             } => {
-                let (p, t) = self.address(fs, *array, indices, *proven, e.span)?;
-                self.load_mem(p, t)?
+                let (p, t, tag) = self.address(fs, *array, indices, *proven, e.span)?;
+                self.load_mem(p, t, tag)?
             }
             ExprKind::Assign { place, op, value } => {
                 let pa = self.place_addr(fs, place, e.span)?;
@@ -1981,7 +2071,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let sp = rt::gep(&self.b, i64t.into(), slots, self.i64c(j))?;
             j += 1;
             match v.kind {
-                VarKind::Scalar(t) => vals.push(self.load_mem(sp, t)?.into()),
+                VarKind::Scalar(t) => vals.push(self.load_mem(sp, t, None)?.into()),
                 VarKind::Array { rank, .. } => {
                     vals.push(self.b.build_load(self.ptr_ty(), sp, "data")?.into());
                     for _ in 0..rank {
@@ -2054,7 +2144,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .try_as_basic_value()
             .basic();
         if let (Some(r), Some(t)) = (r, f.ret) {
-            self.store_mem(retp, t, r)?;
+            self.store_mem(retp, t, r, None)?;
         }
         self.b.build_return(None)?;
         Ok(base)

@@ -110,9 +110,10 @@ impl Ctx {
     }
 }
 
-/// Local array storage of one call: a stack of zeroed allocations.
+/// Local array storage of one call: a stack of zeroed allocations, each with the bytes it
+/// counts toward the limit (none for the optimiser's scratch arrays).
 pub struct Arena {
-    blocks: Vec<(NonNull<u8>, Layout)>,
+    blocks: Vec<(NonNull<u8>, Layout, u64)>,
     used: u64,
     limit: u64,
 }
@@ -128,8 +129,8 @@ impl Arena {
     }
     fn release_to(&mut self, mark: usize) {
         while self.blocks.len() > mark {
-            let (p, l) = self.blocks.pop().unwrap();
-            self.used -= l.size() as u64;
+            let (p, l, counted) = self.blocks.pop().unwrap();
+            self.used -= counted;
             if l.size() != 0 {
                 // SAFETY: `p` was allocated with layout `l` by `alloc_zeroed` below.
                 unsafe { std::alloc::dealloc(p.as_ptr(), l) };
@@ -146,12 +147,15 @@ impl Drop for Arena {
 
 /// Allocates a zeroed local array of `rank` extents read from `dims`, each element
 /// `elem_size` bytes. Returns null after recording `BadExtent` or `OutOfMemory` in `ctx`.
+/// A `scratch` array (non-zero; see `tessera_ir::Var::scratch`) does not count toward the
+/// arena limit.
 pub extern "C" fn tessera_jit_alloc(
     ctx: *mut Ctx,
     site: i64,
     elem_size: i64,
     rank: i64,
     dims: *const i64,
+    scratch: i64,
 ) -> *mut u8 {
     // SAFETY: see the module contract: `ctx` is live and `dims` has `rank` entries.
     let ctx = unsafe { &mut *ctx };
@@ -179,7 +183,8 @@ pub extern "C" fn tessera_jit_alloc(
         return fail(ctx, code::BAD_EXTENT, 0);
     };
     let bytes = len.saturating_mul(elem_size as u64);
-    let total = arena.used.saturating_add(bytes);
+    let counted = if scratch != 0 { 0 } else { bytes };
+    let total = arena.used.saturating_add(counted);
     if total > arena.limit {
         return fail(ctx, code::OOM, total as i64);
     }
@@ -196,7 +201,7 @@ pub extern "C" fn tessera_jit_alloc(
         }
     };
     arena.used = total;
-    arena.blocks.push((p, layout));
+    arena.blocks.push((p, layout, counted));
     p.as_ptr()
 }
 

@@ -494,6 +494,52 @@ fn sub_arrays_and_shapes() {
 }
 
 #[test]
+fn aliased_array_arguments() {
+    // `shift` and `axpy` get the same array (or the same row) for `x` and `y`, which makes
+    // their loops recurrences. The JIT declares accesses to distinct arrays of a function
+    // not to alias (LLVM scoped no-alias metadata) except for parameter pairs that some call
+    // binds to the same storage: if such a pair were declared distinct, LLVM would vectorise
+    // these loops without run-time overlap checks and the results would differ.
+    let src = "
+        void shift(int n, double x[n], double y[n]) {
+            for (int i = 0; i + 1 < n; i++) y[i + 1] = x[i] * 0.5 + y[i + 1];
+        }
+        void axpy(int n, double a, double x[n], double y[n]) {
+            for (int i = 1; i < n; i++) y[i] = y[i] + a * x[i - 1];
+        }
+        void both(int n, double x[n], double y[n], double z[n]) { shift(n, x, y); axpy(n, 0.25, y, z); }
+        double f(int n, double a[n][n], double b[n], double c[n]) {
+            shift(n, b, b);
+            for (int r = 0; r < n; r++) shift(n, a[r], a[r]);
+            axpy(n, 2.0, a[0], a[0]);
+            shift(n, b, c);
+            both(n, c, c, c);
+            double s = 0;
+            for (int i = 0; i < n; i++) s += b[i] + c[i] + a[i][n - 1 - i];
+            return s;
+        }";
+    let p = prog(src);
+    let jit = tessera_jit::Compiled::compile(&p, &Default::default()).unwrap();
+    let (fid, _) = p.function("f").unwrap();
+    let mut r = Rng(41);
+    for n in [1usize, 2, 3, 7, 16, 33, 64] {
+        let mut a = ArrayData::zeros(ScalarTy::F64, &[n, n]).unwrap();
+        a.fill_random(r.next(), "a");
+        let mut b = ArrayData::zeros(ScalarTy::F64, &[n]).unwrap();
+        b.fill_random(r.next(), "b");
+        let mut c = ArrayData::zeros(ScalarTy::F64, &[n]).unwrap();
+        c.fill_random(r.next(), "c");
+        let args = vec![
+            si(n as i32),
+            ArgValue::Array(a),
+            ArgValue::Array(b),
+            ArgValue::Array(c),
+        ];
+        same(&p, &jit, fid, &args, Limits::default(), src).unwrap();
+    }
+}
+
+#[test]
 fn entry_shape_mismatch() {
     let src = "double f(int n, double x[n][2 * n]) { return x[0][0]; }";
     for (n, shape) in [

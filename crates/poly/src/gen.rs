@@ -160,9 +160,20 @@ fn mark_proven(body: &mut Stmt, stmt: &str, bounds: &[BoundsProof]) {
 #[error("code generation: {0}")]
 pub struct GenError(pub String);
 
+/// A scalar materialised as a scratch array (see [`crate::model::ScratchArray`]).
+struct Scratch {
+    /// The array variable.
+    array: VarId,
+    /// The loop counters around the scalar's declaration, outermost first.
+    counters: Vec<VarId>,
+    /// Per counter, the variable holding its least value (the array's origin).
+    lows: Vec<VarId>,
+}
+
 struct Gen<'a> {
     f: &'a mut Function,
     scop: &'a Scop,
+    scratch: HashMap<VarId, Scratch>,
     iters: HashMap<String, VarId>,
     params: HashMap<String, VarId>,
     span: Span,
@@ -384,16 +395,230 @@ impl Gen<'_> {
     }
 
     fn new_iter(&mut self, name: &str) -> VarId {
-        let id = VarId(self.f.vars.len() as u32);
-        self.f.vars.push(Var {
-            name: format!("{name}_t"),
-            kind: VarKind::Scalar(ScalarTy::I64),
-            dims: vec![],
-            is_param: false,
-            span: self.span,
-        });
+        let id = self.new_var(format!("{name}_t"), VarKind::Scalar(ScalarTy::I64), false);
         self.iters.insert(name.to_string(), id);
         id
+    }
+
+    fn new_var(&mut self, name: String, kind: VarKind, scratch: bool) -> VarId {
+        let id = VarId(self.f.vars.len() as u32);
+        self.f.vars.push(Var {
+            name,
+            kind,
+            dims: vec![],
+            is_param: false,
+            scratch,
+            span: self.span,
+        });
+        id
+    }
+
+    /// Declares the scratch arrays of `a` (see [`crate::model::ScratchArray`]): per array
+    /// dimension a `long` origin and extent computed from isl's bounding box before the
+    /// nest. Returns those declarations, the arrays' declarations, and the run-time test that
+    /// every array stays within `limit` bytes.
+    fn declare_scratch(
+        &mut self,
+        a: &Analysis,
+        limit: u64,
+    ) -> Result<(Vec<Stmt>, Vec<Stmt>, Expr), GenError> {
+        let (mut pre, mut decls) = (Vec::new(), Vec::new());
+        let mut fits: Option<Expr> = None;
+        let per_array = limit / a.scratch.len().max(1) as u64;
+        for sc in &a.scratch {
+            let v = self.f.var(sc.var).clone();
+            let counters: Vec<VarId> = self
+                .scop
+                .stmts
+                .iter()
+                .flat_map(|st| &st.accesses)
+                .find(|x| x.var == sc.var && x.expanded)
+                .map(|x| {
+                    x.idx
+                        .iter()
+                        .filter_map(|i| i.terms.keys().next().copied())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if counters.len() != sc.bounds.len() {
+                return Err(GenError(format!(
+                    "scratch array for `{}`: {} bounds for {} loops",
+                    v.name,
+                    sc.bounds.len(),
+                    counters.len()
+                )));
+            }
+            let elems = (per_array / v.scalar_ty().size_bytes() as u64).max(1) as i64;
+            let (mut lows, mut dims) = (Vec::new(), Vec::new());
+            let mut size: Option<Expr> = None;
+            for (d, (lo, hi)) in sc.bounds.iter().enumerate() {
+                let lo_v = self.new_var(
+                    format!("{}_lo{d}", v.name),
+                    VarKind::Scalar(ScalarTy::I64),
+                    false,
+                );
+                let ext_v = self.new_var(
+                    format!("{}_n{d}", v.name),
+                    VarKind::Scalar(ScalarTy::I64),
+                    false,
+                );
+                pre.push(Stmt::Decl {
+                    var: lo_v,
+                    init: Some(self.expr(lo)?),
+                });
+                // max(0, hi - lo + 1): isl's bounds are arbitrary where the set is empty.
+                let n = self.bin(
+                    BinOp::Add,
+                    self.bin(BinOp::Sub, self.expr(hi)?, self.long_var(lo_v)),
+                    self.int(1),
+                );
+                let n = e(
+                    ExprKind::Builtin(Builtin::Max, vec![n, self.int(0)]),
+                    ScalarTy::I64,
+                    self.span,
+                );
+                pre.push(Stmt::Decl {
+                    var: ext_v,
+                    init: Some(n),
+                });
+                // Each extent and each partial product at most `elems` (no overflow: the
+                // product of two such values fits in 64 bits), evaluated left to right.
+                let ext = self.long_var(ext_v);
+                let mut test = self.cmp(CmpOp::Le, ext.clone(), self.int(elems));
+                let prod = match size.take() {
+                    None => ext.clone(),
+                    Some(p) => {
+                        let p = self.bin(BinOp::Mul, p, ext.clone());
+                        test = self.and(test, self.cmp(CmpOp::Le, p.clone(), self.int(elems)));
+                        p
+                    }
+                };
+                size = Some(prod);
+                fits = Some(match fits.take() {
+                    None => test,
+                    Some(f) => self.and(f, test),
+                });
+                lows.push(lo_v);
+                dims.push(ext);
+            }
+            let array = self.new_var(
+                format!("{}_x", v.name),
+                VarKind::Array {
+                    elem: v.scalar_ty(),
+                    rank: dims.len(),
+                },
+                true,
+            );
+            decls.push(Stmt::DeclArray {
+                var: array,
+                dims,
+                span: self.span,
+            });
+            self.scratch.insert(
+                sc.var,
+                Scratch {
+                    array,
+                    counters,
+                    lows,
+                },
+            );
+        }
+        let fits = fits.unwrap_or_else(|| self.to_bool(self.int(1)));
+        Ok((pre, decls, fits))
+    }
+
+    fn and(&self, a: Expr, b: Expr) -> Expr {
+        self.to_bool(e(
+            ExprKind::LogAnd(Box::new(a), Box::new(b)),
+            ScalarTy::I32,
+            self.span,
+        ))
+    }
+
+    /// Rewrites the statement `body` so that each materialised scalar is its array's element
+    /// of this instance: `s` (read), `s = ...`, `s += ...`, `s++` and the declaration
+    /// `double s = init;` (an assignment of `init`, or zero). `long` maps the statement's
+    /// counters to their 64-bit AST expressions. Proven in bounds: the extents are the
+    /// bounding box of exactly these indices.
+    fn materialise(&self, body: &mut Stmt, long: &HashMap<VarId, Expr>) {
+        if self.scratch.is_empty() {
+            return;
+        }
+        let span = self.span;
+        let elem = |sc: &Scratch| -> (VarId, Vec<Expr>, u64) {
+            let idx = sc
+                .counters
+                .iter()
+                .zip(&sc.lows)
+                .map(|(c, lo)| {
+                    let at = long.get(c).cloned().unwrap_or_else(|| self.long_var(*c));
+                    self.bin(BinOp::Sub, at, self.long_var(*lo))
+                })
+                .collect::<Vec<_>>();
+            let all = if idx.len() >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << idx.len()) - 1
+            };
+            (sc.array, idx, all)
+        };
+        if let Stmt::Decl { var, init } = body {
+            if let Some(sc) = self.scratch.get(var) {
+                let t = self.f.var(*var).scalar_ty();
+                let value = init.take().unwrap_or_else(|| Expr {
+                    kind: if t.is_int() || t == ScalarTy::Bool {
+                        ExprKind::Int(0)
+                    } else {
+                        ExprKind::Float(0.0)
+                    },
+                    ty: Some(t),
+                    span,
+                });
+                let (array, indices, proven) = elem(sc);
+                *body = Stmt::Expr(e(
+                    ExprKind::Assign {
+                        place: Place::Elem {
+                            array,
+                            indices,
+                            proven,
+                        },
+                        op: None,
+                        value: Box::new(value),
+                    },
+                    t,
+                    span,
+                ));
+            }
+        }
+        tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |x| {
+            match &mut x.kind {
+                ExprKind::Var(v) => {
+                    if let Some(sc) = self.scratch.get(v) {
+                        let (array, indices, proven) = elem(sc);
+                        x.kind = ExprKind::Load {
+                            array,
+                            indices,
+                            proven,
+                        };
+                        return false;
+                    }
+                }
+                ExprKind::Assign { place, .. } | ExprKind::IncDec { place, .. } => {
+                    if let Place::Var(v) = place {
+                        if let Some(sc) = self.scratch.get(v) {
+                            let (array, indices, proven) = elem(sc);
+                            *place = Place::Elem {
+                                array,
+                                indices,
+                                proven,
+                            };
+                        }
+                    }
+                }
+                _ => {}
+            }
+            true
+        });
     }
 
     fn assign(&self, v: VarId, value: Expr) -> Stmt {
@@ -551,6 +776,7 @@ impl Gen<'_> {
                 let mut body = st.body.clone();
                 mark_proven(&mut body, name, self.bounds);
                 self.widen_subscripts(&mut body, &long, self.wide.get(name));
+                self.materialise(&mut body, &long);
                 out.push(body);
                 vec![Stmt::Block(out)]
             }
@@ -561,11 +787,17 @@ impl Gen<'_> {
 /// Generates the IR for a SCoP from its AST, adding the new loop counters to `f`.
 /// The indices proven in `a.bounds` are marked proven (no guard), and the `int`
 /// subscript trees of `a.wide_subscripts` are computed in 64 bits.
+///
+/// With scratch arrays (`a.scratch`), the code first computes their extents, then runs the
+/// new nest with the arrays allocated if each stays within `poly.scratch_limit` bytes, and
+/// the SCoP's `original` statements otherwise.
 pub fn generate(
     f: &mut Function,
     scop: &Scop,
     a: &Analysis,
     opts: GenOptions,
+    poly: &crate::model::PolyOptions,
+    original: &[Stmt],
 ) -> Result<Vec<Stmt>, GenError> {
     let params = scop
         .params
@@ -575,6 +807,7 @@ pub fn generate(
     let mut g = Gen {
         f,
         scop,
+        scratch: HashMap::new(),
         iters: HashMap::new(),
         params,
         span: scop.span,
@@ -582,5 +815,15 @@ pub fn generate(
         wide: &a.wide_subscripts,
         bounds: &a.bounds,
     };
-    g.node(&a.ast, false)
+    if a.scratch.is_empty() {
+        return g.node(&a.ast, false);
+    }
+    let (mut pre, mut then, fits) = g.declare_scratch(a, poly.scratch_limit)?;
+    then.extend(g.node(&a.ast, false)?);
+    pre.push(Stmt::If {
+        cond: fits,
+        then,
+        els: original.to_vec(),
+    });
+    Ok(pre)
 }

@@ -61,7 +61,8 @@ opaque!(
     isl_multi_val,
     isl_space,
     isl_multi_union_pw_aff,
-    isl_union_pw_aff
+    isl_union_pw_aff,
+    isl_pw_aff
 );
 
 type isl_bool = c_int;
@@ -312,7 +313,17 @@ extern "C" {
     fn isl_ast_expr_get_op_arg(e: *mut isl_ast_expr, pos: c_int) -> *mut isl_ast_expr;
     fn isl_ast_expr_get_id(e: *mut isl_ast_expr) -> *mut isl_id;
     fn isl_ast_expr_get_val(e: *mut isl_ast_expr) -> *mut isl_val;
+    fn isl_set_dim(s: *mut isl_set, ty: c_int) -> isl_size;
+    fn isl_set_dim_min(s: *mut isl_set, pos: c_int) -> *mut isl_pw_aff;
+    fn isl_set_dim_max(s: *mut isl_set, pos: c_int) -> *mut isl_pw_aff;
+    fn isl_ast_build_expr_from_pw_aff(
+        b: *mut isl_ast_build,
+        p: *mut isl_pw_aff,
+    ) -> *mut isl_ast_expr;
 }
+
+/// `isl_dim_set` (= `isl_dim_out`; `isl_dim_cst`, `param`, `in` come first).
+const ISL_DIM_SET: c_int = 3;
 
 const ISL_ON_ERROR_CONTINUE: c_int = 1;
 const ISL_ERROR_QUOTA: c_int = 6;
@@ -670,6 +681,51 @@ impl<'c> Set<'c> {
         // SAFETY: kept.
         self.ctx
             .bool(unsafe { isl_set_is_empty(self.raw) }, "is_empty")
+    }
+    /// The bounding box of the set: per dimension, its least and greatest value as AST
+    /// expressions over the parameters (built under `context`; isl's `dim_min`/`dim_max`,
+    /// piecewise where the bound is, as `min`/`max`/`?:`). Where the set is empty for some
+    /// parameter values the expressions may take any value there.
+    pub fn bounding_box(&self, context: &Set<'c>) -> IslResult<Vec<(AstExpr, AstExpr)>> {
+        let c = self.ctx;
+        // SAFETY: `self` and `context` are kept (copies are taken); every pw_aff is taken by
+        // expr_from_pw_aff, every expression converted and freed, the build freed last.
+        unsafe {
+            let n = isl_set_dim(self.raw, ISL_DIM_SET);
+            if n < 0 {
+                return Err(c.error("set dim"));
+            }
+            let b = c.check(
+                isl_ast_build_from_context(isl_set_copy(context.raw)),
+                "ast_build",
+            )?;
+            let mut out = Vec::new();
+            let mut res = Ok(());
+            for d in 0..n {
+                let one = |max: bool| -> IslResult<AstExpr> {
+                    let s = isl_set_copy(self.raw);
+                    let pa = if max {
+                        isl_set_dim_max(s, d)
+                    } else {
+                        isl_set_dim_min(s, d)
+                    };
+                    let pa = c.check(pa, "dim bound")?;
+                    let e = c.check(isl_ast_build_expr_from_pw_aff(b, pa), "expr_from_pw_aff")?;
+                    let r = convert_expr(c, e);
+                    isl_ast_expr_free(e);
+                    r
+                };
+                match one(false).and_then(|lo| Ok((lo, one(true)?))) {
+                    Ok(x) => out.push(x),
+                    Err(e) => {
+                        res = Err(e);
+                        break;
+                    }
+                }
+            }
+            isl_ast_build_free(b);
+            res.map(|_| out)
+        }
     }
     /// Drops the tuple name.
     pub fn reset_tuple_id(self) -> IslResult<Set<'c>> {
@@ -1226,6 +1282,58 @@ pub enum AstExpr {
     Id(String),
     /// An operation with its isl operator and arguments.
     Op(AstOp, Vec<AstExpr>),
+}
+
+impl std::fmt::Display for AstExpr {
+    /// C-like text: `n - 1`, `min(n, 8 * c0 + 7)`, `floord(n - 1, 8)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |f: &mut std::fmt::Formatter<'_>, name: &str, args: &[AstExpr]| {
+            write!(f, "{name}(")?;
+            for (i, a) in args.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                write!(f, "{a}")?;
+            }
+            write!(f, ")")
+        };
+        match self {
+            AstExpr::Int(v) => write!(f, "{v}"),
+            AstExpr::Id(s) => write!(f, "{s}"),
+            AstExpr::Op(op, a) => {
+                let bin = |f: &mut std::fmt::Formatter<'_>, s: &str| match a.as_slice() {
+                    [x, y] => write!(f, "({x} {s} {y})"),
+                    _ => list(f, s, a),
+                };
+                match op {
+                    AstOp::Add => bin(f, "+"),
+                    AstOp::Sub => bin(f, "-"),
+                    AstOp::Mul => bin(f, "*"),
+                    AstOp::Div | AstOp::PdivQ => bin(f, "/"),
+                    AstOp::PdivR | AstOp::ZdivR => bin(f, "%"),
+                    AstOp::And => bin(f, "&&"),
+                    AstOp::Or => bin(f, "||"),
+                    AstOp::Eq => bin(f, "=="),
+                    AstOp::Le => bin(f, "<="),
+                    AstOp::Lt => bin(f, "<"),
+                    AstOp::Ge => bin(f, ">="),
+                    AstOp::Gt => bin(f, ">"),
+                    AstOp::Minus => match a.as_slice() {
+                        [x] => write!(f, "-{x}"),
+                        _ => list(f, "-", a),
+                    },
+                    AstOp::Max => list(f, "max", a),
+                    AstOp::Min => list(f, "min", a),
+                    AstOp::FdivQ => list(f, "floord", a),
+                    AstOp::Cond => match a.as_slice() {
+                        [c, x, y] => write!(f, "({c} ? {x} : {y})"),
+                        _ => list(f, "?:", a),
+                    },
+                    AstOp::Call => list(f, "call", a),
+                }
+            }
+        }
+    }
 }
 
 /// isl AST operators (the subset isl generates for our schedules).

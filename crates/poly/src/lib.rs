@@ -16,7 +16,7 @@
 
 #![warn(missing_docs)]
 
-pub mod alias;
+pub use tessera_ir::alias;
 pub mod gen;
 pub mod isl;
 pub mod model;
@@ -118,7 +118,7 @@ fn process_list(
                 let why = a.stride_regression.clone().unwrap_or_default();
                 (Some(a), Some(why), None)
             }
-            Ok(a) => match gen::generate(f, &fd.scop, &a, gen) {
+            Ok(a) => match gen::generate(f, &fd.scop, &a, gen, opts, &list[fd.start..fd.end]) {
                 Ok(code) => (Some(a), None, Some(code)),
                 Err(e) => (
                     Some(a),
@@ -278,6 +278,19 @@ impl Report {
             let _ = writeln!(s, "    output: {}", a.output);
             if let Some(e) = &a.expansion {
                 let _ = writeln!(s, "  scalars: {e}");
+            }
+            for sc in &a.scratch {
+                let dims: Vec<String> = sc
+                    .bounds
+                    .iter()
+                    .map(|(lo, hi)| format!("[{lo} .. {hi}]"))
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    "  scratch array: `{}_x`{} (the counters' bounding box, from isl)",
+                    r.scop.names[&sc.var],
+                    dims.join("")
+                );
             }
             let _ = writeln!(s, "  schedule computed by isl: {}", a.computed_schedule);
             s.push_str("  bands:\n");

@@ -36,6 +36,12 @@ pub struct PolyOptions {
     pub permute: bool,
     /// Unroll-and-jam factor of register tiles (1: none); see `register_tile`.
     pub register_tile: i64,
+    /// Whether a scalar whose expanded instances the schedule interleaves may be
+    /// materialised as a scratch array ([`ScratchArray`]) instead of giving up the schedule.
+    pub scratch: bool,
+    /// The most bytes of scratch arrays one run of a SCoP may use; above it, at run time,
+    /// the SCoP's original code runs instead (`gen.rs`).
+    pub scratch_limit: u64,
 }
 
 impl Default for PolyOptions {
@@ -47,6 +53,8 @@ impl Default for PolyOptions {
             max_operations: 20_000_000,
             permute: true,
             register_tile: 1,
+            scratch: true,
+            scratch_limit: 256 << 20,
         }
     }
 }
@@ -144,6 +152,21 @@ pub struct BoundsProof {
     pub mask: u64,
 }
 
+/// A scalar declared in a SCoP that the code keeps as an array, one element per iteration of
+/// the loops around its declaration (the expansion the model made, materialised), because
+/// the schedule found interleaves its instances: gemm's `s` in `for i, j { s = 0; for k
+/// s += A[i][k] * B[k][j]; C[i][j] = s; }` once `k` runs outside `j`. Each instance has its
+/// own element, so the dependences computed on the expanded model are exactly those of the
+/// code, and every loop order they allow is legal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScratchArray {
+    /// The scalar.
+    pub var: VarId,
+    /// Per loop around its declaration (outermost first), the least and the greatest value
+    /// of the counter where the scalar is used, over the parameters (isl's bounding box).
+    pub bounds: Vec<(isl::AstExpr, isl::AstExpr)>,
+}
+
 /// Everything the polyhedral stage computed for one SCoP.
 #[derive(Debug, Clone)]
 pub struct Analysis {
@@ -154,6 +177,8 @@ pub struct Analysis {
     /// instance per iteration of the loops around their declaration) and the schedule keeps
     /// their instances apart, else why not; `None` when there are none.
     pub expansion: Option<String>,
+    /// Expanded scalars materialised as arrays (see [`ScratchArray`]).
+    pub scratch: Vec<ScratchArray>,
     /// Parameter context.
     pub context: String,
     /// Iteration domains.
@@ -294,10 +319,63 @@ fn unexpected_check(why: String) -> IslError {
     }
 }
 
-/// Whether the final schedule keeps the live range of every instance of the expanded
-/// scalars free of writes of other instances, so that the one variable the code has for each
-/// scalar suffices: for every flow dependence `w -> r` on the scalar, no write `w'` of
-/// another instance lies between `w` and `r` in the new schedule (exact, in isl).
+/// The isl map text (`S1[i, j] -> s[i, j]`) of every access of `st` to the expanded scalar
+/// `v`, writes and reads.
+fn scalar_accesses(s: &Scop, v: VarId) -> (Vec<String>, Vec<String>) {
+    let names = &s.names;
+    let (mut w, mut r) = (Vec::new(), Vec::new());
+    for st in &s.stmts {
+        let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
+        for a in st.accesses.iter().filter(|a| a.var == v) {
+            let idx: Vec<String> = a.idx.iter().map(|x| x.to_isl(names)).collect();
+            let m = format!(
+                "{}[{}] -> {}[{}]",
+                st.name,
+                its.join(", "),
+                names[&v],
+                idx.join(", ")
+            );
+            match a.kind {
+                AccessKind::Write => w.push(m),
+                AccessKind::Read => r.push(m),
+            }
+        }
+    }
+    (w, r)
+}
+
+/// The scratch arrays of the expanded scalars `vars`: the bounding box of the elements the
+/// SCoP uses, per scalar.
+fn scratch_arrays<'c>(
+    ctx: &'c Ctx,
+    s: &Scop,
+    t: &ModelText,
+    domain: &USet<'c>,
+    context: &isl::Set<'c>,
+    vars: &[VarId],
+) -> IslResult<Vec<ScratchArray>> {
+    vars.iter()
+        .map(|&v| {
+            let (w, r) = scalar_accesses(s, v);
+            let all: Vec<String> = w.into_iter().chain(r).collect();
+            let used = ctx
+                .union_map(&format!("{} -> {{ {} }}", t.params, all.join("; ")))?
+                .intersect_domain(domain.clone())?
+                .range()?
+                .to_set()?;
+            Ok(ScratchArray {
+                var: v,
+                bounds: used.bounding_box(context)?,
+            })
+        })
+        .collect()
+}
+
+/// Which expanded scalars the final schedule does not keep apart: those for which the
+/// live range of some instance contains a write of another instance, so that the one
+/// variable the code has for the scalar would not suffice. For every flow dependence
+/// `w -> r` on the scalar, no write `w'` of another instance may lie between `w` and `r` in
+/// the new schedule (exact, in isl).
 fn expansion_holds<'c>(
     ctx: &'c Ctx,
     s: &Scop,
@@ -305,30 +383,12 @@ fn expansion_holds<'c>(
     domain: &USet<'c>,
     sched: &UMap<'c>,
     final_map: &UMap<'c>,
-) -> IslResult<Result<(), String>> {
-    let names = &s.names;
+) -> IslResult<Vec<VarId>> {
     let before = final_map.clone().lex_lt(final_map.clone())?;
     let empty = ctx.union_map(&format!("{} -> {{ }}", t.params))?;
+    let mut overlapping = Vec::new();
     for v in s.expanded_scalars() {
-        let mut w = Vec::new();
-        let mut r = Vec::new();
-        for st in &s.stmts {
-            let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
-            for a in st.accesses.iter().filter(|a| a.var == v) {
-                let idx: Vec<String> = a.idx.iter().map(|x| x.to_isl(names)).collect();
-                let m = format!(
-                    "{}[{}] -> {}[{}]",
-                    st.name,
-                    its.join(", "),
-                    names[&v],
-                    idx.join(", ")
-                );
-                match a.kind {
-                    AccessKind::Write => w.push(m),
-                    AccessKind::Read => r.push(m),
-                }
-            }
-        }
+        let (w, r) = scalar_accesses(s, v);
         let map = |x: &[String]| -> IslResult<UMap<'c>> {
             ctx.union_map(&format!("{} -> {{ {} }}", t.params, x.join("; ")))?
                 .intersect_domain(domain.clone())
@@ -351,13 +411,10 @@ fn expansion_holds<'c>(
             .apply_range(later_other)?
             .intersect(before.clone().reverse()?)?;
         if !clobber.is_empty()? {
-            return Ok(Err(format!(
-                "expanding `{}` would let its instances overlap under the schedule found",
-                names[&v]
-            )));
+            overlapping.push(v);
         }
     }
-    Ok(Ok(()))
+    Ok(overlapping)
 }
 
 /// One model of the SCoP: dependences, isl's schedule, then per transformation variant
@@ -462,27 +519,55 @@ fn analyse_once(
             &mut bands,
         )?;
         let final_map = schedule.map()?;
+        let mut scratch = Vec::new();
         let expansion = if s.has_expansion() {
-            let names: Vec<String> = s
-                .expanded_scalars()
+            let name = |v: &VarId| format!("`{}`", s.names[v]);
+            let expanded = s.expanded_scalars();
+            let overlapping = expansion_holds(&ctx, s, &t, &domain, &sched, &final_map)?;
+            let kept: Vec<String> = expanded
                 .iter()
-                .map(|v| format!("`{}`", s.names[v]))
+                .filter(|v| !overlapping.contains(v))
+                .map(name)
                 .collect();
-            match expansion_holds(&ctx, s, &t, &domain, &sched, &final_map)? {
-                Ok(()) => Some(format!(
-                    "kept the expansion of {} (one instance per iteration of the loops around the declaration; no instance overlaps another under the schedule)",
-                    names.join(", ")
-                )),
-                Err(why) => {
+            let kept = (!kept.is_empty()).then(|| format!(
+                "kept the expansion of {} (one instance per iteration of the loops around the declaration; no instance overlaps another under the schedule)",
+                kept.join(", ")
+            ));
+            let list: Vec<String> = overlapping.iter().map(name).collect();
+            let why = format!(
+                "expanding {} would let its instances overlap under the schedule found",
+                list.join(", ")
+            );
+            // Materialised: the scalar becomes an array with one element per instance.
+            let arrays = if overlapping.is_empty() || !opts.scratch {
+                None
+            } else {
+                scratch_arrays(&ctx, s, &t, &domain, &context, &overlapping).ok()
+            };
+            match (overlapping.is_empty(), arrays) {
+                (true, _) => kept,
+                (false, Some(arrays)) => {
+                    scratch = arrays;
+                    let m = format!(
+                        "{why}: materialised {} as scratch arrays (one element per iteration of the loops around the declaration; the original code runs where they would exceed {} MiB)",
+                        list.join(", "),
+                        opts.scratch_limit >> 20
+                    );
+                    Some(match kept {
+                        Some(k) => format!("{m}; {k}"),
+                        None => m,
+                    })
+                }
+                (false, None) => {
                     // The next variant, or the caller, tries again.
                     failed = Some(match failed {
                         None => why,
                         Some(first) if first == why => {
                             format!("{first} (with and without tiling and point-loop reordering)")
                         }
-                        Some(first) => format!(
-                            "{first}; without tiling and point-loop reordering: {why}"
-                        ),
+                        Some(first) => {
+                            format!("{first}; without tiling and point-loop reordering: {why}")
+                        }
                     });
                     continue;
                 }
@@ -496,10 +581,17 @@ fn analyse_once(
             )),
             (_, e) => e,
         };
-        chosen = Some((schedule, final_map, parallel_loops, bands, expansion));
+        chosen = Some((
+            schedule,
+            final_map,
+            parallel_loops,
+            bands,
+            expansion,
+            scratch,
+        ));
         break;
     }
-    let Some((schedule, final_map, parallel_loops, bands, expansion)) = chosen else {
+    let Some((schedule, final_map, parallel_loops, bands, expansion, scratch)) = chosen else {
         return Ok(Err(failed.unwrap_or_default()));
     };
     let final_schedule = schedule.to_string();
@@ -542,6 +634,7 @@ fn analyse_once(
         output: output.to_string(),
         stride_regression,
         expansion,
+        scratch,
         computed_schedule,
         final_schedule,
         bands,
@@ -722,8 +815,10 @@ fn member_counters<'s>(band: &str, scop: &'s Scop, n: usize) -> Vec<StmtOutputs<
 /// statements whose member is a plain loop counter, +2 if the counter indexes only the last
 /// subscript with coefficient ±1 (stride 1), +1 if no subscript uses it (invariant), -4 if
 /// it strides through memory. Members that are not plain counters score 0 for a statement.
-fn member_scores(band: &str, scop: &Scop, n: usize) -> Vec<i64> {
+/// Also returns, per member, the number of accesses it strides through.
+fn member_scores(band: &str, scop: &Scop, n: usize) -> (Vec<i64>, Vec<usize>) {
     let mut score = vec![0i64; n];
+    let mut strided = vec![0usize; n];
     for (st, vars, _) in member_counters(band, scop, n) {
         for (m, v) in vars.iter().enumerate() {
             let Some(v) = v else { continue };
@@ -735,12 +830,15 @@ fn member_scores(band: &str, scop: &Scop, n: usize) -> Vec<i64> {
                 score[m] += match (last.terms.get(v), in_rest) {
                     (None, false) => 1,
                     (Some(c), false) if c.abs() == 1 => 2,
-                    _ => -4,
+                    _ => {
+                        strided[m] += 1;
+                        -4
+                    }
                 };
             }
         }
     }
-    score
+    (score, strided)
 }
 
 /// Whether tiling the band can create reuse: some array access of one of its statements is
@@ -773,7 +871,10 @@ fn tiling_pays(band: &str, scop: &Scop, n: usize) -> bool {
 
 /// Reorders a permutable band so that its innermost member is the parallel one with the best
 /// [`member_scores`] (stride 1, no reduction: what LLVM vectorises), if that improves on the
-/// current innermost member. Any order of a permutable band is legal.
+/// current innermost member and strides through no more accesses than it: a reduction along
+/// rows (`x[i] += A[i][j] * y[j]`, `j` innermost) runs at the speed of memory, while moving
+/// the parallel `i` inwards would fetch a cache line of `A` per element and still not
+/// vectorise (a gather). Any order of a permutable band is legal.
 fn stride_one_innermost<'c>(
     node: &SNode<'c>,
     scop: &Scop,
@@ -782,7 +883,7 @@ fn stride_one_innermost<'c>(
 ) -> IslResult<Option<(SNode<'c>, Vec<bool>, String)>> {
     let n = node.band_n_member()?;
     let partial = node.band_partial()?;
-    let scores = member_scores(&partial.to_map()?.to_string(), scop, n);
+    let (scores, strided) = member_scores(&partial.to_map()?.to_string(), scop, n);
     let current = match current {
         Some(c) => c,
         None => parallel_members(node, deps)?,
@@ -792,7 +893,9 @@ fn stride_one_innermost<'c>(
     } else {
         i64::MIN
     };
-    let mut cands: Vec<usize> = (0..n - 1).filter(|&m| scores[m] > cur_score).collect();
+    let mut cands: Vec<usize> = (0..n - 1)
+        .filter(|&m| scores[m] > cur_score && strided[m] <= strided[n - 1])
+        .collect();
     cands.sort_by_key(|&m| std::cmp::Reverse(scores[m]));
     for m in cands {
         let order: Vec<usize> = (0..n).filter(|&k| k != m).chain([m]).collect();

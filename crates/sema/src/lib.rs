@@ -358,6 +358,7 @@ impl Checker {
                 kind,
                 dims,
                 is_param: true,
+                scratch: false,
                 span: p.name.span,
             });
             fx.scopes[0].insert(p.name.name.clone(), id);
@@ -423,6 +424,7 @@ impl Checker {
             kind,
             dims: vec![],
             is_param: false,
+            scratch: false,
             span: name.span,
         });
         fx.scopes.last_mut().unwrap().insert(name.name.clone(), id);

@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use tessera_ir::{Arg, ExprKind, Program, VarId};
+use crate::{Arg, ExprKind, Program, VarId};
 
 /// Per function (indexed like [`Program::functions`]), the pairs `(a, b)`, `a < b`, of its
 /// array parameters that a call may bind to the same storage.
@@ -19,7 +19,7 @@ pub fn may_alias(prog: &Program) -> Vec<HashSet<(VarId, VarId)>> {
         let mut changed = false;
         for (g, caller) in prog.functions.iter().enumerate() {
             let mut calls = Vec::new();
-            tessera_ir::walk_stmts(&caller.body, &mut |_| {}, &mut |e| {
+            crate::walk_stmts(&caller.body, &mut |_| {}, &mut |e| {
                 if let ExprKind::Call(fid, args) = &e.kind {
                     let arrays: Vec<(usize, VarId)> = args
                         .iter()
