@@ -18,7 +18,14 @@ fn spin(d: Duration) {
 
 #[test]
 fn every_iteration_runs_exactly_once() {
-    let rt = Runtime::new(Some(2)).unwrap();
+    // One thread runs the chunks in order on the calling thread, two on the pool.
+    for threads in [1, 2] {
+        every_iteration_runs_exactly_once_on(threads);
+    }
+}
+
+fn every_iteration_runs_exactly_once_on(threads: usize) {
+    let rt = Runtime::new(Some(threads)).unwrap();
     let (lo, hi) = (-50i64, 1000i64);
     for chunk in [-1i64, 0, 1, 7, 1049, 1050, 5000] {
         let seen: Vec<AtomicU8> = (lo..hi).map(|_| AtomicU8::new(0)).collect();
@@ -66,6 +73,19 @@ fn first_error_stops_other_chunks_and_pool_is_reusable() {
     });
     assert_eq!(r, Err(ParallelForError::Body(42)));
     assert!(chunks.into_inner() < 10_000);
+    // On one thread the chunks run in order: exactly those up to the failing one.
+    let one = Runtime::new(Some(1)).unwrap();
+    let ran = AtomicUsize::new(0);
+    let r = one.parallel_for(0, 10_000, 1, |a, _| {
+        ran.fetch_add(1, Ordering::Relaxed);
+        if a == 3 {
+            Err(42)
+        } else {
+            Ok(())
+        }
+    });
+    assert_eq!(r, Err(ParallelForError::Body(42)));
+    assert_eq!(ran.into_inner(), 4);
     let sum = AtomicU64::new(0);
     rt.parallel_for(0, 100, 3, |a, b| {
         sum.fetch_add((a..b).sum::<i64>() as u64, Ordering::Relaxed);
@@ -214,18 +234,24 @@ fn global_runtime_has_threads() {
 fn the_earliest_failing_chunk_is_reported_whatever_the_schedule() {
     // Every chunk from 300 on fails, the earliest one only after a delay: a
     // first-observed rule would often report a later chunk.
-    let rt = Runtime::new(Some(2)).unwrap();
-    for round in 0..10 {
-        let r = rt.parallel_for(0, 1000, 10, |a, _| {
-            if a == 300 {
-                spin(Duration::from_millis(2));
-            }
-            if a >= 300 {
-                Err(a as i32)
-            } else {
-                Ok(())
-            }
-        });
-        assert_eq!(r, Err(ParallelForError::Body(300)), "round {round}");
+    for threads in [1, 2] {
+        let rt = Runtime::new(Some(threads)).unwrap();
+        for round in 0..10 {
+            let r = rt.parallel_for(0, 1000, 10, |a, _| {
+                if a == 300 {
+                    spin(Duration::from_millis(2));
+                }
+                if a >= 300 {
+                    Err(a as i32)
+                } else {
+                    Ok(())
+                }
+            });
+            assert_eq!(
+                r,
+                Err(ParallelForError::Body(300)),
+                "{threads} threads, round {round}"
+            );
+        }
     }
 }
