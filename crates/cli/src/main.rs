@@ -118,9 +118,9 @@ struct PolyArgs {
     /// Do not tile.
     #[arg(long)]
     no_tile: bool,
-    /// Register tiles: unroll and jam an outer member of each band with a parallel innermost
-    /// loop by N (1: off).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..=16))]
+    /// Register tiles: unroll and jam an outer member of each untiled or point band around its
+    /// innermost loop by N (1: off).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(i64).range(1..=16))]
     register_tile: i64,
     /// Never materialise a scalar of the source as a scratch array (one element per loop
     /// iteration); schedules that would need one are given up as before.

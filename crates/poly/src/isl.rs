@@ -138,6 +138,7 @@ extern "C" {
     fn isl_union_map_coalesce(m: *mut isl_union_map) -> *mut isl_union_map;
     fn isl_union_map_is_empty(m: *mut isl_union_map) -> isl_bool;
     fn isl_union_map_is_subset(a: *mut isl_union_map, b: *mut isl_union_map) -> isl_bool;
+    fn isl_union_map_is_single_valued(m: *mut isl_union_map) -> isl_bool;
     fn isl_union_map_deltas(m: *mut isl_union_map) -> *mut isl_union_set;
     fn isl_union_map_range(m: *mut isl_union_map) -> *mut isl_union_set;
     fn isl_union_map_lex_lt_union_map(
@@ -838,6 +839,14 @@ impl<'c> UMap<'c> {
         self.ctx.bool(
             unsafe { isl_union_map_is_subset(self.raw, o.raw) },
             "is_subset",
+        )
+    }
+    /// Whether every domain element has at most one image.
+    pub fn is_single_valued(&self) -> IslResult<bool> {
+        // SAFETY: kept.
+        self.ctx.bool(
+            unsafe { isl_union_map_is_single_valued(self.raw) },
+            "is_single_valued",
         )
     }
     /// The differences `y - x` of the pairs `x -> y` (same space on both sides).

@@ -279,6 +279,9 @@ impl Report {
             if let Some(e) = &a.expansion {
                 let _ = writeln!(s, "  scalars: {e}");
             }
+            if let Some(n) = &a.register_tile_note {
+                let _ = writeln!(s, "  {n}");
+            }
             for sc in &a.scratch {
                 let dims: Vec<String> = sc
                     .bounds
