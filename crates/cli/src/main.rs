@@ -122,6 +122,10 @@ struct PolyArgs {
     /// innermost loop by N (1: off).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(i64).range(1..=16))]
     register_tile: i64,
+    /// The most statement instances a loop nest with register tiles may have; beyond it the
+    /// nest is generated without them (compile time grows with the code).
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    register_tile_budget: usize,
     /// Never materialise a scalar of the source as a scratch array (one element per loop
     /// iteration); schedules that would need one are given up as before.
     #[arg(long)]
@@ -171,6 +175,7 @@ impl PolyArgs {
                 tile_sizes,
                 tile: !self.no_tile,
                 register_tile: self.register_tile,
+                register_tile_budget: self.register_tile_budget,
                 scratch: !self.no_scratch,
                 scratch_limit: self.scratch_limit,
                 ..Default::default()

@@ -36,6 +36,9 @@ pub struct PolyOptions {
     pub permute: bool,
     /// Unroll-and-jam factor of register tiles (1: none); see `register_tile`.
     pub register_tile: i64,
+    /// The most statement instances an AST with register tiles may have; beyond it the nest
+    /// is generated without them (compile time grows with the AST).
+    pub register_tile_budget: usize,
     /// Whether a scalar whose expanded instances the schedule interleaves may be
     /// materialised as a scratch array ([`ScratchArray`]) instead of giving up the schedule.
     pub scratch: bool,
@@ -53,6 +56,7 @@ impl Default for PolyOptions {
             max_operations: 20_000_000,
             permute: true,
             register_tile: 4,
+            register_tile_budget: 256,
             scratch: true,
             scratch_limit: 256 << 20,
         }
@@ -650,9 +654,10 @@ fn analyse_once(
         let (ast, unswitched) = crate::unswitch::unswitch(ast);
         lap("AST generation");
         let calls = ast_calls(&ast);
-        if rt > 1 && calls > REGISTER_TILE_BUDGET {
+        if rt > 1 && calls > opts.register_tile_budget {
             register_tile_note = Some(format!(
-                "register tiles dropped: the loop nest would have {calls} statement instances (budget {REGISTER_TILE_BUDGET})"
+                "register tiles dropped: the loop nest would have {calls} statement instances (budget {})",
+                opts.register_tile_budget
             ));
             rt = 1;
             continue;
@@ -775,10 +780,6 @@ fn split_sweeps(s: &Scop, schedule: &Schedule<'_>) -> IslResult<Option<String>> 
     }
     Ok(None)
 }
-
-/// The most statement instances an AST with register tiles may have; beyond it the nest is
-/// generated without them (see `analyse_once`).
-const REGISTER_TILE_BUDGET: usize = 256;
 
 /// The number of statement instances (calls) in an AST.
 fn ast_calls(a: &Ast) -> usize {
