@@ -2,7 +2,9 @@
 import argparse, datetime, filecmp, os, platform, re, subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-T = os.path.join(ROOT, "target", "release", "tessera")
+# The binary under test; TESSERA_BIN names another (a frozen copy, so that rebuilding the tree
+# during a long run does not change what is measured).
+T = os.environ.get("TESSERA_BIN") or os.path.join(ROOT, "target", "release", "tessera")
 
 
 def header(path, key):

@@ -462,14 +462,25 @@ impl Gen<'_> {
                     VarKind::Scalar(ScalarTy::I64),
                     false,
                 );
+                let hi_v = self.new_var(
+                    format!("{}_hi{d}", v.name),
+                    VarKind::Scalar(ScalarTy::I64),
+                    false,
+                );
                 pre.push(Stmt::Decl {
                     var: lo_v,
                     init: Some(self.expr(lo)?),
                 });
+                pre.push(Stmt::Decl {
+                    var: hi_v,
+                    init: Some(self.expr(hi)?),
+                });
                 // max(0, hi - lo + 1): isl's bounds are arbitrary where the set is empty.
+                // Only trusted for |lo|, |hi| <= 2^40 (below, in the test), where it cannot
+                // wrap around (a `long` counter over more than 2^63 values would).
                 let n = self.bin(
                     BinOp::Add,
-                    self.bin(BinOp::Sub, self.expr(hi)?, self.long_var(lo_v)),
+                    self.bin(BinOp::Sub, self.long_var(hi_v), self.long_var(lo_v)),
                     self.int(1),
                 );
                 let n = e(
@@ -484,7 +495,13 @@ impl Gen<'_> {
                 // Each extent and each partial product at most `elems` (no overflow: the
                 // product of two such values fits in 64 bits), evaluated left to right.
                 let ext = self.long_var(ext_v);
-                let mut test = self.cmp(CmpOp::Le, ext.clone(), self.int(elems));
+                const RANGE: i64 = 1 << 40;
+                let in_range = self.and(
+                    self.cmp(CmpOp::Ge, self.long_var(lo_v), self.int(-RANGE)),
+                    self.cmp(CmpOp::Le, self.long_var(hi_v), self.int(RANGE)),
+                );
+                let mut test =
+                    self.and(in_range, self.cmp(CmpOp::Le, ext.clone(), self.int(elems)));
                 let prod = match size.take() {
                     None => ext.clone(),
                     Some(p) => {
