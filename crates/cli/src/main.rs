@@ -138,6 +138,10 @@ struct PolyArgs {
     /// changes the results).
     #[arg(long)]
     reverse_parallel: bool,
+    /// Test mode: run loops marked parallel sequentially in a shuffled order drawn from SEED
+    /// (a false parallel mark then changes the results).
+    #[arg(long, value_name = "SEED")]
+    shuffle_parallel: Option<u64>,
     /// Run loops marked parallel sequentially (in order) instead of on the thread pool.
     #[arg(long)]
     no_parallel: bool,
@@ -182,6 +186,7 @@ impl PolyArgs {
             },
             tessera_poly::GenOptions {
                 reverse_parallel: self.reverse_parallel,
+                shuffle_parallel: self.shuffle_parallel,
                 sequential: self.no_parallel,
             },
         ))

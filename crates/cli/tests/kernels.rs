@@ -4,7 +4,8 @@
 //! every size listed in the kernel's `// TEST:` lines, for two seeds; the JIT also at the
 //! kernel's default `// RUN:` size. The polyhedral optimiser (`--mode opt`) is held to the
 //! same oracle, also with its loops marked parallel run in reverse order
-//! (`--reverse-parallel`), which changes the results if a mark is false. The C the optimiser
+//! (`--reverse-parallel`) and in a shuffled order (`--shuffle-parallel`), which change the
+//! results if a mark is false. The C the optimiser
 //! emits (`tessera emit --target openmp`), compiled by gcc with `-fopenmp` and run on two
 //! threads, must equal the interpreter bit for bit at every TEST size.
 //!
@@ -38,6 +39,17 @@ fn opt_with_parallel_loops_reversed_matches_gcc() {
         "opt",
         "kernels-opt-rev",
         &["--reverse-parallel", "--tile-sizes", "4"],
+    );
+}
+
+#[test]
+fn opt_with_parallel_loops_shuffled_matches_gcc() {
+    // The same, with the iterations of loops marked parallel run in a shuffled order (neither
+    // forward nor backward: a permutation k -> (a k + b) mod n of each loop's n iterations).
+    every_kernel_with(
+        "opt",
+        "kernels-opt-shuf",
+        &["--shuffle-parallel", "20261204", "--tile-sizes", "4"],
     );
 }
 

@@ -5,8 +5,9 @@
 //! the AST expressions and runs the original IR statement. Floor divisions (`fdiv_q`) are
 //! expanded for C's truncating division. A loop under a `parallel` mark with step 1 and a
 //! loop in its body becomes a [`Stmt::ParFor`], which the JIT outlines onto the runtime's parallel-for; with
-//! [`GenOptions::reverse_parallel`] it runs sequentially in reverse order instead, a test mode
-//! that catches a false parallel mark, and with [`GenOptions::sequential`] in order.
+//! [`GenOptions::reverse_parallel`] it runs sequentially in reverse order instead, with
+//! [`GenOptions::shuffle_parallel`] in a shuffled order (test modes that catch a false parallel
+//! mark), and with [`GenOptions::sequential`] in order.
 
 use std::collections::HashMap;
 
@@ -24,6 +25,11 @@ use crate::scop::{index_aff, Aff, Scop};
 pub struct GenOptions {
     /// Run loops marked parallel from their last iteration to their first (test mode).
     pub reverse_parallel: bool,
+    /// Run loops marked parallel sequentially in a shuffled order (test mode): iteration `k`
+    /// of `n` runs `lo + (a·k + seed/4 mod n) mod n`, with `a` the first of 7, 11, 13 that does not
+    /// divide `n` (else 1), a permutation of the iterations that is neither forward nor
+    /// backward.
+    pub shuffle_parallel: Option<u64>,
     /// Run loops marked parallel as ordinary sequential loops.
     pub sequential: bool,
 }
@@ -400,6 +406,86 @@ impl Gen<'_> {
         id
     }
 
+    /// A parallel loop run in shuffled order ([`GenOptions::shuffle_parallel`]):
+    /// `for (k = 0; k < n; k++) { v = lo + (a * k + seed/4 % n) % n; body }` with `n = ub - lo`
+    /// (`ub + 1 - lo` for `<=`).
+    #[allow(clippy::too_many_arguments)]
+    fn shuffled(
+        &mut self,
+        it: &str,
+        v: VarId,
+        lo: Expr,
+        op: AstOp,
+        ub: &AstExpr,
+        seed: u64,
+        body: Vec<Stmt>,
+    ) -> Result<Vec<Stmt>, GenError> {
+        let long = || VarKind::Scalar(ScalarTy::I64);
+        let lo_v = self.new_var(format!("{it}_lo"), long(), false);
+        let n_v = self.new_var(format!("{it}_n"), long(), false);
+        let k_v = self.new_var(format!("{it}_k"), long(), false);
+        let ub = self.expr(ub)?;
+        let hi = if op == AstOp::Le {
+            self.bin(BinOp::Add, ub, self.int(1))
+        } else {
+            ub
+        };
+        let n = self.long_var(n_v);
+        let not_divides = |p: i64| {
+            self.cmp(
+                CmpOp::Ne,
+                self.bin(BinOp::Rem, n.clone(), self.int(p)),
+                self.int(0),
+            )
+        };
+        let a = self.cond_of(
+            not_divides(7),
+            self.int(7),
+            self.cond_of(
+                not_divides(11),
+                self.int(11),
+                self.cond_of(not_divides(13), self.int(13), self.int(1)),
+            ),
+        );
+        let b = self.bin(BinOp::Rem, self.int((seed >> 2) as i64), n.clone());
+        let at = self.bin(
+            BinOp::Rem,
+            self.bin(BinOp::Add, self.bin(BinOp::Mul, a, self.long_var(k_v)), b),
+            n.clone(),
+        );
+        let mut inner = vec![self.assign(v, self.bin(BinOp::Add, self.long_var(lo_v), at))];
+        inner.extend(body);
+        let step = e(
+            ExprKind::Assign {
+                place: Place::Var(k_v),
+                op: None,
+                value: Box::new(self.bin(BinOp::Add, self.long_var(k_v), self.int(1))),
+            },
+            ScalarTy::I64,
+            self.span,
+        );
+        Ok(vec![Stmt::Block(vec![
+            Stmt::Decl {
+                var: lo_v,
+                init: Some(lo),
+            },
+            Stmt::Decl {
+                var: n_v,
+                init: Some(self.bin(BinOp::Sub, hi, self.long_var(lo_v))),
+            },
+            Stmt::Decl {
+                var: k_v,
+                init: Some(self.int(0)),
+            },
+            Stmt::While {
+                cond: self.cmp(CmpOp::Lt, self.long_var(k_v), n),
+                body: inner,
+                step: Some(step),
+                is_for: true,
+            },
+        ])])
+    }
+
     fn new_var(&mut self, name: String, kind: VarKind, scratch: bool) -> VarId {
         let id = VarId(self.f.vars.len() as u32);
         self.f.vars.push(Var {
@@ -698,9 +784,18 @@ impl Gen<'_> {
                     }
                     _ => None,
                 };
+                let test_mode = self.opts.reverse_parallel || self.opts.shuffle_parallel.is_some();
+                if let (true, Some(seed), true, Some((op, ub))) = (
+                    parallel,
+                    self.opts.shuffle_parallel,
+                    *inc == AstExpr::Int(1),
+                    simple_upper,
+                ) {
+                    return self.shuffled(it, v, init_e, op, ub, seed, body);
+                }
                 if let (true, false, false, true, Some((op, ub))) = (
                     parallel,
-                    self.opts.reverse_parallel,
+                    test_mode,
                     self.opts.sequential,
                     *inc == AstExpr::Int(1),
                     simple_upper,

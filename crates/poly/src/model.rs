@@ -325,8 +325,8 @@ fn unexpected_check(why: String) -> IslError {
     }
 }
 
-/// The isl map text (`S1[i, j] -> s[i, j]`) of every access of `st` to the expanded scalar
-/// `v`, writes and reads.
+/// The isl map text (`S1[i, j] -> s[i, j]`) of every access of the SCoP's statements to the
+/// expanded scalar `v`: writes, then reads.
 fn scalar_accesses(s: &Scop, v: VarId) -> (Vec<String>, Vec<String>) {
     let names = &s.names;
     let (mut w, mut r) = (Vec::new(), Vec::new());
@@ -515,17 +515,7 @@ fn analyse_once(
     // again without them (covariance: 2.3 s of compile time for 80 ms of run time saved).
     let mut rt = opts.register_tile;
     let mut register_tile_note = None;
-    let (
-        final_schedule,
-        stride_regression,
-        parallel_loops,
-        bands,
-        expansion,
-        scratch,
-        ast,
-        c_code,
-        unswitched,
-    ) = loop {
+    let nest = loop {
         let mut variants = vec![(opts.tile, opts.permute)];
         if retry_plain && (opts.tile || opts.permute) {
             variants.push((false, false));
@@ -662,7 +652,7 @@ fn analyse_once(
             rt = 1;
             continue;
         }
-        break (
+        break Nest {
             final_schedule,
             stride_regression,
             parallel_loops,
@@ -672,7 +662,7 @@ fn analyse_once(
             ast,
             c_code,
             unswitched,
-        );
+        };
     };
     Ok(Ok(Analysis {
         context: context.to_string(),
@@ -683,19 +673,19 @@ fn analyse_once(
         flow: flow.to_string(),
         anti: anti.to_string(),
         output: output.to_string(),
-        stride_regression,
-        expansion,
-        scratch,
+        stride_regression: nest.stride_regression,
+        expansion: nest.expansion,
+        scratch: nest.scratch,
         register_tile_note,
         computed_schedule,
-        final_schedule,
-        bands,
+        final_schedule: nest.final_schedule,
+        bands: nest.bands,
         bounds,
         wide_subscripts,
-        c_code,
-        ast,
-        parallel_loops,
-        unswitched,
+        c_code: nest.c_code,
+        ast: nest.ast,
+        parallel_loops: nest.parallel_loops,
+        unswitched: nest.unswitched,
         phase_ms,
     }))
 }
@@ -779,6 +769,19 @@ fn split_sweeps(s: &Scop, schedule: &Schedule<'_>) -> IslResult<Option<String>> 
         }
     }
     Ok(None)
+}
+
+/// The schedule, AST and notes of one transformation of a SCoP (see `analyse_once`).
+struct Nest {
+    final_schedule: String,
+    stride_regression: Option<String>,
+    parallel_loops: usize,
+    bands: Vec<BandInfo>,
+    expansion: Option<String>,
+    scratch: Vec<ScratchArray>,
+    ast: Ast,
+    c_code: String,
+    unswitched: usize,
 }
 
 /// The number of statement instances (calls) in an AST.
