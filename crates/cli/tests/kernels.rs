@@ -54,6 +54,13 @@ fn opt_with_parallel_loops_shuffled_matches_gcc() {
 }
 
 #[test]
+fn opt_with_fast_math_within_1e9_of_gcc() {
+    // `--fast-math` lets LLVM reassociate and contract floating-point operations (vectorised
+    // reductions, FMAs): results within 1e-9 relative of the exact ones, integer outputs equal.
+    every_kernel_within("opt", "kernels-opt-fast", &["--fast-math"], Some(1e-9));
+}
+
+#[test]
 fn opt_with_small_tiles_matches_gcc() {
     // Tiles of 3 and 5: every TEST size is then several partial tiles.
     every_kernel_with("opt", "kernels-opt-t35", &["--tile-sizes", "3,5"]);
@@ -134,6 +141,10 @@ fn every_kernel(mode: &str, scratch: &str) {
 }
 
 fn every_kernel_with(mode: &str, scratch: &str, extra: &[&str]) {
+    every_kernel_within(mode, scratch, extra, None);
+}
+
+fn every_kernel_within(mode: &str, scratch: &str, extra: &[&str], rtol: Option<f64>) {
     let kernels = example_kernels();
     assert!(
         kernels.len() >= 25,
@@ -142,12 +153,18 @@ fn every_kernel_with(mode: &str, scratch: &str, extra: &[&str]) {
     );
     let tmp = scratch_dir(scratch);
     let failures = parallel_map(&kernels, |k| {
-        check_kernel(k, mode, extra, &tmp.join(k.name.clone()))
+        check_kernel(k, mode, extra, rtol, &tmp.join(k.name.clone()))
     });
     assert_no_failures(failures, &tmp);
 }
 
-fn check_kernel(k: &Kernel, mode: &str, extra: &[&str], dir: &Path) -> Vec<String> {
+fn check_kernel(
+    k: &Kernel,
+    mode: &str,
+    extra: &[&str],
+    rtol: Option<f64>,
+    dir: &Path,
+) -> Vec<String> {
     let mut fails = Vec::new();
     std::fs::create_dir_all(dir).unwrap();
     let exe = match build_gcc_driver(k, dir, "-O0") {
@@ -168,7 +185,7 @@ fn check_kernel(k: &Kernel, mode: &str, extra: &[&str], dir: &Path) -> Vec<Strin
         let args = &args;
         for seed in [1u64, 7] {
             let case = dir.join(format!("t{ti}-s{seed}"));
-            if let Err(e) = compare_with_gcc(k, &exe, args, seed, mode, &case) {
+            if let Err(e) = compare_with_gcc_within(k, &exe, args, seed, mode, &case, rtol) {
                 fails.push(format!("{} [{}] seed {seed}: {e}", k.name, args.join(" ")));
             }
         }

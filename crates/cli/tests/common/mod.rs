@@ -245,7 +245,22 @@ pub fn compare_with_gcc(
     mode: &str,
     dir: &Path,
 ) -> Result<(), String> {
-    let r = compare_with_gcc_in(k, exe, args, seed, mode, dir);
+    compare_with_gcc_within(k, exe, args, seed, mode, dir, None)
+}
+
+/// [`compare_with_gcc`], with floating-point arrays and results compared within `rtol`
+/// relative error when it is given (see [`close_floats`]); integer and boolean outputs are
+/// always compared exactly.
+pub fn compare_with_gcc_within(
+    k: &Kernel,
+    exe: &Path,
+    args: &[String],
+    seed: u64,
+    mode: &str,
+    dir: &Path,
+    rtol: Option<f64>,
+) -> Result<(), String> {
+    let r = compare_with_gcc_in(k, exe, args, seed, mode, dir, rtol);
     if r.is_ok() {
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -259,6 +274,7 @@ fn compare_with_gcc_in(
     seed: u64,
     mode: &str,
     dir: &Path,
+    rtol: Option<f64>,
 ) -> Result<(), String> {
     let (scalars, ret) = signature(k);
     let inp = dir.join("in");
@@ -303,6 +319,14 @@ fn compare_with_gcc_in(
     match (result_line(&t_out), result_line(&g_out)) {
         (None, None) => {}
         (Some(a), Some(b)) if same_number(&a, &b, &ret) => {}
+        (Some(a), Some(b))
+            if rtol.is_some_and(|t| {
+                matches!(ret.as_str(), "float" | "double")
+                    && a.parse::<f64>()
+                        .ok()
+                        .zip(b.parse::<f64>().ok())
+                        .is_some_and(|(x, y)| close(x, y, t))
+            }) => {}
         (a, b) => return Err(format!("results differ: tessera {a:?}, gcc {b:?}")),
     }
     let mut compared = 0;
@@ -312,6 +336,13 @@ fn compare_with_gcc_in(
         let a = std::fs::read(&p).unwrap();
         let b =
             std::fs::read(theirs.join(name)).map_err(|e| format!("gcc wrote no {name:?}: {e}"))?;
+        if let (Some(t), true) = (rtol, a != b) {
+            if let Some(e) = close_floats(&a, &b, t)? {
+                return Err(format!("array {name:?}: {e}"));
+            }
+            compared += 1;
+            continue;
+        }
         if a != b {
             let n = a
                 .iter()
@@ -330,4 +361,78 @@ fn compare_with_gcc_in(
         return Err("nothing to compare: no arrays and no result".into());
     }
     Ok(())
+}
+
+/// Whether `x` and `y` agree within `rtol` relative error (`|x - y| <= rtol * max(|x|, |y|)`;
+/// two NaNs agree).
+fn close(x: f64, y: f64, rtol: f64) -> bool {
+    (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= rtol * x.abs().max(y.abs())
+}
+
+/// Compares two `.npy` files (`ours`, `gcc`): `<f8`/`<f4` data element by element within
+/// `rtol` relative to the element or to the array's largest magnitude (`<f4` within `rtol`
+/// scaled by the ratio of the two types' epsilons, 2^29), other types byte for byte. `Ok(None)`: they agree; `Ok(Some(why))`: the first disagreement.
+pub fn close_floats(ours: &[u8], gcc: &[u8], rtol: f64) -> Result<Option<String>, String> {
+    fn split(b: &[u8]) -> Result<(String, &[u8]), String> {
+        if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
+            return Err("not a .npy file".into());
+        }
+        let (hlen, start) = match b[6] {
+            1 => (u16::from_le_bytes([b[8], b[9]]) as usize, 10),
+            _ if b.len() >= 12 => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
+            _ => return Err("truncated .npy header".into()),
+        };
+        let h = b.get(start..start + hlen).ok_or("truncated .npy header")?;
+        let h = String::from_utf8_lossy(h);
+        let descr = h
+            .split("'descr':")
+            .nth(1)
+            .and_then(|r| r.split('\'').nth(1))
+            .ok_or("no descr in .npy header")?
+            .to_string();
+        Ok((descr, &b[start + hlen..]))
+    }
+    let ((da, a), (db, b)) = (split(ours)?, split(gcc)?);
+    if da != db || a.len() != b.len() {
+        return Ok(Some(format!("dtype or length differs ({da} vs {db})")));
+    }
+    let vals = |d: &[u8]| -> Vec<f64> {
+        match da.as_str() {
+            "<f8" => d
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                .collect(),
+            _ => d
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
+                .collect(),
+        }
+    };
+    let t = match da.as_str() {
+        "<f8" => rtol,
+        "<f4" => rtol * (1u64 << 29) as f64,
+        _ => {
+            return Ok((a != b).then(|| format!("{da} data differs (compared exactly)")));
+        }
+    };
+    let (va, vb) = (vals(a), vals(b));
+    // Reassociation errors scale with the operands, not the result: an element that cancels
+    // to near zero is held to the array's largest magnitude (a normwise bound), others to
+    // their own.
+    let scale = vb
+        .iter()
+        .filter(|y| y.is_finite())
+        .fold(0f64, |m, y| m.max(y.abs()));
+    Ok(va
+        .iter()
+        .zip(&vb)
+        .position(|(&x, &y)| !(close(x, y, t) || (x - y).abs() <= t * scale))
+        .map(|i| {
+            format!(
+                "element {i} of {}: {} vs gcc {} (relative tolerance {t:e})",
+                va.len(),
+                va[i],
+                vb[i]
+            )
+        }))
 }
