@@ -21,7 +21,7 @@ import argparse, datetime, os, platform, re, statistics, subprocess, sys
 from common import emit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-T = os.path.join(ROOT, "target", "release", "tessera")
+T = os.environ.get("TESSERA_BIN") or os.path.join(ROOT, "target", "release", "tessera")
 K = os.path.join(ROOT, "examples", "kernels")
 
 # name, file, entry, skeleton, range (lo, hi), -D defines, tau sweep; then --quick sizes.
@@ -32,10 +32,10 @@ BENCHES = [
      (1, 3001), [], [1, 50, 500, 1500]),
     ("sumeuler-stride", "sumeuler.c", "totient", "stride", (1, 12001), [], [2, 8, 32, 128, 1024, 6000],
      (1, 3001), [], [2, 16, 128, 1500]),
-    ("fib", "fib.c", "fib", "divconq-thresh", (0, 42), [], [20, 25, 28, 31, 34, 37, 40],
+    ("fib", "fib.c", "fib", "divconq-thresh", (0, 44), [], [22, 26, 30, 33, 36, 39, 42],
      (0, 30), [], [10, 15, 20, 25]),
-    ("kmeans-classify", "kmeans.c", "classify", "chunk", (0, 2000000), ["n=2000000", "k=64", "d=16"],
-     [100, 1000, 10000, 100000, 1000000], (0, 100000), ["n=100000", "k=64", "d=16"], [100, 1000, 10000, 50000]),
+    ("kmeans-classify", "kmeans.c", "classify", "chunk", (0, 4000000), ["n=4000000", "k=64", "d=16"],
+     [100, 1000, 10000, 100000, 2000000], (0, 100000), ["n=100000", "k=64", "d=16"], [100, 1000, 10000, 50000]),
     ("mandelbrot", "mandelbrot.c", "mandel_row", "chunk", (0, 2000), ["w=3000", "h=2000", "maxit=1000"],
      [1, 4, 16, 64, 256, 1000], (0, 400), ["w=600", "h=400", "maxit=500"], [1, 8, 64, 200]),
 ]
