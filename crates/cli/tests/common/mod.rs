@@ -233,25 +233,13 @@ fn same_number(a: &str, b: &str, ret: &str) -> bool {
 }
 
 /// Runs `tessera run --mode MODE` and the gcc driver on the same inputs; compares every
-/// output array byte for byte and the returned value exactly. The case directory `dir`
+/// output array byte for byte and the returned value exactly, or, with `rtol`, floating-point
+/// arrays and results within `rtol` relative error (see [`close_floats`]; integer and boolean
+/// outputs stay exact). The case directory `dir`
 /// (inputs and both outputs as `.npy`, up to tens of MB at RUN sizes) is removed when the
 /// comparison passes and kept for inspection when it fails: the whole kernel suite would
 /// otherwise leave several GB behind.
 pub fn compare_with_gcc(
-    k: &Kernel,
-    exe: &Path,
-    args: &[String],
-    seed: u64,
-    mode: &str,
-    dir: &Path,
-) -> Result<(), String> {
-    compare_with_gcc_within(k, exe, args, seed, mode, dir, None)
-}
-
-/// [`compare_with_gcc`], with floating-point arrays and results compared within `rtol`
-/// relative error when it is given (see [`close_floats`]); integer and boolean outputs are
-/// always compared exactly.
-pub fn compare_with_gcc_within(
     k: &Kernel,
     exe: &Path,
     args: &[String],
