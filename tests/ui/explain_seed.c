@@ -1,4 +1,4 @@
-// ARGS: explain $FILE --entry seed
+// ARGS: explain $FILE --entry seed --tile-sizes 128
 // EXIT: 0
 // The seed example: exact flow dependences { S0[i,j] -> S0[i,j+1]; S0[i,j] -> S0[i+1,j] }
 // and a tiled wavefront (tile member 0 skewed) whose second tile loop is parallel.

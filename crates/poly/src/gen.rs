@@ -17,8 +17,8 @@ use tessera_ir::{
 };
 
 use crate::isl::{Ast, AstExpr, AstOp};
-use crate::model::{Analysis, BoundsProof};
-use crate::scop::{index_aff, Aff, Scop};
+use crate::model::Analysis;
+use crate::scop::{Aff, Scop};
 
 /// Code generation options.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -118,43 +118,26 @@ pub(crate) fn compound_int_subscripts(st: &crate::scop::PolyStmt) -> Vec<Aff> {
     out
 }
 
-/// Marks the indices of the accesses of statement `stmt` (its `body`) that `bounds` proves.
-fn mark_proven(body: &mut Stmt, stmt: &str, bounds: &[BoundsProof]) {
-    let mask = |array: &VarId, indices: &[Expr]| {
-        let idx: Option<Vec<Aff>> = indices.iter().map(index_aff).collect();
-        idx.and_then(|idx| {
-            bounds
-                .iter()
-                .find(|b| b.stmt == stmt && b.array == *array && b.idx == idx)
-                .map(|b| b.mask)
-        })
-        .unwrap_or(0)
-    };
+/// Marks every index of every access of `body` proven: the run-time test at the SCoP's
+/// entry ([`crate::nowrap`]) checked them all for the parameters it runs with.
+fn mark_all_proven(body: &mut Stmt) {
     tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |e| {
         match &mut e.kind {
             ExprKind::Load {
-                array,
-                indices,
-                proven,
+                indices, proven, ..
             }
             | ExprKind::Assign {
-                place:
-                    Place::Elem {
-                        array,
-                        indices,
-                        proven,
-                    },
+                place: Place::Elem {
+                    indices, proven, ..
+                },
                 ..
             }
             | ExprKind::IncDec {
-                place:
-                    Place::Elem {
-                        array,
-                        indices,
-                        proven,
-                    },
+                place: Place::Elem {
+                    indices, proven, ..
+                },
                 ..
-            } => *proven = mask(array, indices),
+            } => *proven = (1u64 << indices.len().min(63)) - 1,
             _ => {}
         }
         true
@@ -185,7 +168,6 @@ struct Gen<'a> {
     span: Span,
     opts: GenOptions,
     wide: &'a HashMap<String, Vec<Aff>>,
-    bounds: &'a [BoundsProof],
 }
 
 fn e(kind: ExprKind, ty: ScalarTy, span: Span) -> Expr {
@@ -630,6 +612,58 @@ impl Gen<'_> {
         Ok((pre, decls, fits))
     }
 
+    fn or(&self, a: Expr, b: Expr) -> Expr {
+        self.to_bool(e(
+            ExprKind::LogOr(Box::new(a), Box::new(b)),
+            ScalarTy::I32,
+            self.span,
+        ))
+    }
+
+    /// The run-time test of the no-wrap assumption (see [`crate::nowrap`]): the `long`
+    /// parameters within the bound, then outside every disjunct of the bad set. Each
+    /// constraint is evaluated in 64 bits, which `nowrap::compute` checked cannot overflow
+    /// once the bound holds (`&&` evaluates left to right).
+    fn no_wrap_test(&self, nw: &crate::nowrap::NoWrap) -> Expr {
+        let b = crate::scop::LONG_VALUE_BOUND as i64;
+        let mut test: Option<Expr> = None;
+        let push = |x: Expr, test: &mut Option<Expr>| {
+            *test = Some(match test.take() {
+                None => x,
+                Some(t) => self.and(t, x),
+            })
+        };
+        for p in &nw.long_params {
+            let lo = self.cmp(CmpOp::Ge, self.long_var(*p), self.int(-b));
+            let hi = self.cmp(CmpOp::Le, self.long_var(*p), self.int(b));
+            push(self.and(lo, hi), &mut test);
+        }
+        for d in &nw.bad {
+            // Outside the disjunct: some constraint of it fails.
+            let mut outside: Option<Expr> = None;
+            for c in d {
+                let mut sum = self.int(c.c);
+                for (v, k) in &c.terms {
+                    let t = self.bin(BinOp::Mul, self.int(*k), self.long_var(*v));
+                    sum = self.bin(BinOp::Add, sum, t);
+                }
+                let fails = if c.eq {
+                    self.cmp(CmpOp::Ne, sum, self.int(0))
+                } else {
+                    self.cmp(CmpOp::Lt, sum, self.int(0))
+                };
+                outside = Some(match outside {
+                    None => fails,
+                    Some(o) => self.or(o, fails),
+                });
+            }
+            if let Some(o) = outside {
+                push(o, &mut test);
+            }
+        }
+        test.unwrap_or_else(|| self.to_bool(self.int(1)))
+    }
+
     fn and(&self, a: Expr, b: Expr) -> Expr {
         self.to_bool(e(
             ExprKind::LogAnd(Box::new(a), Box::new(b)),
@@ -767,7 +801,11 @@ impl Gen<'_> {
                 cond,
                 inc,
                 body,
+                parallel: verified,
             } => {
+                // A mark is an intent; the loop runs in parallel only where isl's check on
+                // the final schedule found no carried dependence.
+                let parallel = parallel && *verified;
                 let v = self.new_iter(it);
                 let init_e = self.expr(init)?;
                 let inc_e = self.expr(inc)?;
@@ -886,7 +924,8 @@ impl Gen<'_> {
                     out.push(self.assign(l.var, x));
                 }
                 let mut body = st.body.clone();
-                mark_proven(&mut body, name, self.bounds);
+                // Every access was checked in bounds at the SCoP's entry (`nowrap.rs`).
+                mark_all_proven(&mut body);
                 self.widen_subscripts(&mut body, &long, self.wide.get(name));
                 self.materialise(&mut body, &long);
                 out.push(body);
@@ -910,6 +949,7 @@ pub fn generate(
     opts: GenOptions,
     poly: &crate::model::PolyOptions,
     original: &[Stmt],
+    no_wrap: &crate::nowrap::NoWrap,
 ) -> Result<Vec<Stmt>, GenError> {
     let params = scop
         .params
@@ -925,17 +965,33 @@ pub fn generate(
         span: scop.span,
         opts,
         wide: &a.wide_subscripts,
-        bounds: &a.bounds,
     };
-    if a.scratch.is_empty() {
-        return g.node(&a.ast, false);
+    let code = if a.scratch.is_empty() {
+        g.node(&a.ast, false)?
+    } else {
+        let (mut pre, mut then, fits) = g.declare_scratch(a, poly.scratch_limit)?;
+        then.extend(g.node(&a.ast, false)?);
+        pre.push(Stmt::If {
+            cond: fits,
+            then,
+            els: original.to_vec(),
+        });
+        pre
+    };
+    if no_wrap.trivial() {
+        return Ok(code);
     }
-    let (mut pre, mut then, fits) = g.declare_scratch(a, poly.scratch_limit)?;
-    then.extend(g.node(&a.ast, false)?);
-    pre.push(Stmt::If {
-        cond: fits,
-        then,
+    if no_wrap.bad.iter().any(|d| d.is_empty()) {
+        return Err(GenError(
+            "an integer expression of the SCoP wraps for every parameter value".into(),
+        ));
+    }
+    // The no-wrap test first: the scratch extents and the new nest compute with the
+    // parameters in 64 bits, valid only under it.
+    let test = g.no_wrap_test(no_wrap);
+    Ok(vec![Stmt::If {
+        cond: test,
+        then: code,
         els: original.to_vec(),
-    });
-    Ok(pre)
+    }])
 }

@@ -18,7 +18,7 @@
 #![allow(non_camel_case_types, unsafe_code)]
 
 use std::ffi::{CStr, CString};
-use std::os::raw::{c_char, c_int, c_long, c_ulong, c_void};
+use std::os::raw::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 
 // Force the static isl library of isl-rs into the link.
 use isl_rs as _;
@@ -62,7 +62,12 @@ opaque!(
     isl_space,
     isl_multi_union_pw_aff,
     isl_union_pw_aff,
-    isl_pw_aff
+    isl_pw_aff,
+    isl_map,
+    isl_basic_set,
+    isl_basic_set_list,
+    isl_constraint,
+    isl_constraint_list
 );
 
 type isl_bool = c_int;
@@ -321,7 +326,50 @@ extern "C" {
         b: *mut isl_ast_build,
         p: *mut isl_pw_aff,
     ) -> *mut isl_ast_expr;
+    fn isl_ast_build_set_before_each_for(
+        b: *mut isl_ast_build,
+        f: unsafe extern "C" fn(*mut isl_ast_build, *mut c_void) -> *mut isl_id,
+        user: *mut c_void,
+    ) -> *mut isl_ast_build;
+    fn isl_ast_build_get_schedule(b: *mut isl_ast_build) -> *mut isl_union_map;
+    fn isl_ast_node_get_annotation(n: *mut isl_ast_node) -> *mut isl_id;
+    fn isl_union_map_n_map(m: *mut isl_union_map) -> isl_size;
+    fn isl_map_from_union_map(m: *mut isl_union_map) -> *mut isl_map;
+    fn isl_map_dim(m: *mut isl_map, ty: c_int) -> isl_size;
+    fn isl_map_equate(m: *mut isl_map, t1: c_int, p1: c_int, t2: c_int, p2: c_int) -> *mut isl_map;
+    fn isl_map_copy(m: *mut isl_map) -> *mut isl_map;
+    fn isl_map_is_subset(a: *mut isl_map, b: *mut isl_map) -> isl_bool;
+    fn isl_map_free(m: *mut isl_map) -> *mut isl_map;
+
+    fn isl_union_set_params(s: *mut isl_union_set) -> *mut isl_set;
+    fn isl_set_gist(s: *mut isl_set, context: *mut isl_set) -> *mut isl_set;
+    fn isl_set_remove_divs(s: *mut isl_set) -> *mut isl_set;
+    fn isl_set_coalesce(s: *mut isl_set) -> *mut isl_set;
+    fn isl_set_get_dim_name(s: *mut isl_set, ty: c_int, pos: c_uint) -> *const c_char;
+    fn isl_set_get_basic_set_list(s: *mut isl_set) -> *mut isl_basic_set_list;
+    fn isl_basic_set_list_size(l: *mut isl_basic_set_list) -> isl_size;
+    fn isl_basic_set_list_get_at(l: *mut isl_basic_set_list, i: c_int) -> *mut isl_basic_set;
+    fn isl_basic_set_list_free(l: *mut isl_basic_set_list) -> *mut isl_basic_set_list;
+    fn isl_basic_set_get_constraint_list(b: *mut isl_basic_set) -> *mut isl_constraint_list;
+    fn isl_basic_set_free(b: *mut isl_basic_set) -> *mut isl_basic_set;
+    fn isl_constraint_list_size(l: *mut isl_constraint_list) -> isl_size;
+    fn isl_constraint_list_get_at(l: *mut isl_constraint_list, i: c_int) -> *mut isl_constraint;
+    fn isl_constraint_list_free(l: *mut isl_constraint_list) -> *mut isl_constraint_list;
+    fn isl_constraint_is_equality(c: *mut isl_constraint) -> isl_bool;
+    fn isl_constraint_get_constant_val(c: *mut isl_constraint) -> *mut isl_val;
+    fn isl_constraint_get_coefficient_val(
+        c: *mut isl_constraint,
+        ty: c_int,
+        pos: c_int,
+    ) -> *mut isl_val;
+    fn isl_constraint_free(c: *mut isl_constraint) -> *mut isl_constraint;
+    fn isl_val_cmp_si(v: *mut isl_val, i: c_long) -> c_int;
 }
+
+/// `isl_dim_param`, `isl_dim_in`, `isl_dim_out`.
+const ISL_DIM_PARAM: c_int = 1;
+const ISL_DIM_IN: c_int = 2;
+const ISL_DIM_OUT: c_int = 3;
 
 /// `isl_dim_set` (= `isl_dim_out`; `isl_dim_cst`, `param`, `in` come first).
 const ISL_DIM_SET: c_int = 3;
@@ -638,6 +686,12 @@ impl<'c> USet<'c> {
             Ok(n as usize)
         }
     }
+    /// The parameter values for which the union is non-empty.
+    pub fn params(self) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        Set::wrap(c, unsafe { isl_union_set_params(self.take()) }, "params")
+    }
     /// The single set of a union over one space.
     pub fn to_set(self) -> IslResult<Set<'c>> {
         let c = self.ctx;
@@ -726,6 +780,127 @@ impl<'c> Set<'c> {
             }
             isl_ast_build_free(b);
             res.map(|_| out)
+        }
+    }
+    /// Simplifies `self` under the assumption that `context` holds (isl's `gist`).
+    pub fn gist(self, context: Set<'c>) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        Set::wrap(
+            c,
+            unsafe { isl_set_gist(self.take(), context.take()) },
+            "gist",
+        )
+    }
+    /// Drops the existentially quantified variables (a superset: their constraints go).
+    pub fn remove_divs(self) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        Set::wrap(
+            c,
+            unsafe { isl_set_remove_divs(self.take()) },
+            "remove_divs",
+        )
+    }
+    /// Simplified representation.
+    pub fn coalesce(self) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        Set::wrap(c, unsafe { isl_set_coalesce(self.take()) }, "coalesce")
+    }
+    /// The constraints of a parameter set without existentially quantified variables, per
+    /// disjunct: `(coefficients by parameter name, constant, equality)` meaning
+    /// `Σ k·p + c >= 0` (`= 0` for an equality). A value beyond `±limit` gives `None`.
+    #[allow(clippy::type_complexity)]
+    pub fn param_constraints(
+        &self,
+        limit: i64,
+    ) -> IslResult<Option<Vec<Vec<(Vec<(String, i64)>, i64, bool)>>>> {
+        let c = self.ctx;
+        // SAFETY: `self` is kept; every list, basic set, constraint and value obtained here
+        // is a new reference, freed before returning (on every path, through the guards).
+        unsafe {
+            struct Free<T>(*mut T, unsafe extern "C" fn(*mut T) -> *mut T);
+            impl<T> Drop for Free<T> {
+                fn drop(&mut self) {
+                    // SAFETY: an owned, non-NULL reference.
+                    unsafe {
+                        (self.1)(self.0);
+                    }
+                }
+            }
+            let np = isl_set_dim(self.raw, ISL_DIM_PARAM);
+            if np < 0 {
+                return Err(c.error("set dim"));
+            }
+            let mut names = Vec::new();
+            for i in 0..np {
+                let p = isl_set_get_dim_name(self.raw, ISL_DIM_PARAM, i as c_uint);
+                if p.is_null() {
+                    return Err(c.error("param name"));
+                }
+                names.push(CStr::from_ptr(p).to_string_lossy().into_owned());
+            }
+            let val = |v: *mut isl_val| -> IslResult<Option<i64>> {
+                let v = Free(c.check(v, "constraint value")?, isl_val_free);
+                if isl_val_cmp_si(v.0, limit as c_long) > 0
+                    || isl_val_cmp_si(v.0, -limit as c_long) < 0
+                {
+                    return Ok(None);
+                }
+                Ok(Some(isl_val_get_num_si(v.0)))
+            };
+            let list = Free(
+                c.check(isl_set_get_basic_set_list(self.raw), "basic sets")?,
+                isl_basic_set_list_free,
+            );
+            let nb = isl_basic_set_list_size(list.0);
+            if nb < 0 {
+                return Err(c.error("basic set list"));
+            }
+            let mut out = Vec::new();
+            for b in 0..nb {
+                let bs = Free(
+                    c.check(isl_basic_set_list_get_at(list.0, b), "basic set")?,
+                    isl_basic_set_free,
+                );
+                let cl = Free(
+                    c.check(isl_basic_set_get_constraint_list(bs.0), "constraints")?,
+                    isl_constraint_list_free,
+                );
+                let nc = isl_constraint_list_size(cl.0);
+                if nc < 0 {
+                    return Err(c.error("constraint list"));
+                }
+                let mut conj = Vec::new();
+                for k in 0..nc {
+                    let con = Free(
+                        c.check(isl_constraint_list_get_at(cl.0, k), "constraint")?,
+                        isl_constraint_free,
+                    );
+                    let eq = c.bool(isl_constraint_is_equality(con.0), "is_equality")?;
+                    let Some(k0) = val(isl_constraint_get_constant_val(con.0))? else {
+                        return Ok(None);
+                    };
+                    let mut terms = Vec::new();
+                    for (i, n) in names.iter().enumerate() {
+                        let Some(x) = val(isl_constraint_get_coefficient_val(
+                            con.0,
+                            ISL_DIM_PARAM,
+                            i as c_int,
+                        ))?
+                        else {
+                            return Ok(None);
+                        };
+                        if x != 0 {
+                            terms.push((n.clone(), x));
+                        }
+                    }
+                    conj.push((terms, k0, eq));
+                }
+                out.push(conj);
+            }
+            Ok(Some(out))
         }
     }
     /// Drops the tuple name.
@@ -1405,6 +1580,9 @@ pub enum Ast {
         inc: AstExpr,
         /// Body.
         body: Box<Ast>,
+        /// No dependence is carried by this loop: checked exactly on the final schedule,
+        /// as the AST is built (see [`ast_from_schedule`]).
+        parallel: bool,
     },
     /// `if`
     If(AstExpr, Box<Ast>, Option<Box<Ast>>),
@@ -1418,12 +1596,36 @@ pub enum Ast {
 
 /// Generates the AST of `schedule` under parameter `context`; returns the converted tree and
 /// isl's own C rendering of it.
-pub fn ast_from_schedule<'c>(context: Set<'c>, schedule: Schedule<'c>) -> IslResult<(Ast, String)> {
+///
+/// Every `for` node is checked for parallelism as isl builds it (as Polly does): with the
+/// build's schedule `σ` of the instances inside the loop (the enclosing loops and this one),
+/// the loop is parallel iff every dependence `a → b` of `deps` with `σ(a)` and `σ(b)` equal
+/// in the enclosing dimensions is also equal in this one. The check runs on the final
+/// schedule, after tiling, register tiles and separation, so a mark that ends up on another
+/// loop than intended is caught; [`Ast::For::parallel`] holds the result.
+pub fn ast_from_schedule<'c>(
+    context: Set<'c>,
+    schedule: Schedule<'c>,
+    deps: &UMap<'c>,
+) -> IslResult<(Ast, String)> {
     let c = context.ctx;
+    let mut user = ParCheck {
+        ctx: c.raw,
+        deps: deps.raw,
+    };
     // SAFETY: build takes the context; node_from_schedule keeps the build, takes the
-    // schedule; every object is freed before returning.
+    // schedule; every object is freed before returning. `user` outlives the build (the
+    // callback runs only inside node_from_schedule) and `deps` is kept by the callback.
     unsafe {
         let b = c.check(isl_ast_build_from_context(context.take()), "ast_build")?;
+        let b = c.check(
+            isl_ast_build_set_before_each_for(
+                b,
+                before_each_for,
+                &mut user as *mut ParCheck as *mut c_void,
+            ),
+            "ast_build callback",
+        )?;
         let n = isl_ast_build_node_from_schedule(b, schedule.take());
         isl_ast_build_free(b);
         let n = c.check(n, "ast from schedule")?;
@@ -1432,6 +1634,88 @@ pub fn ast_from_schedule<'c>(context: Set<'c>, schedule: Schedule<'c>) -> IslRes
         isl_ast_node_free(n);
         Ok((ast?, text))
     }
+}
+
+struct ParCheck {
+    ctx: *mut isl_ctx,
+    deps: *mut isl_union_map,
+}
+
+/// isl's `before_each_for` callback: an id `parallel` or `sequential` for the loop about to
+/// be generated; NULL (an error that fails the build) where isl failed.
+///
+/// # Safety
+/// `user` is the `ParCheck` of [`ast_from_schedule`]; `build` is valid (kept).
+unsafe extern "C" fn before_each_for(build: *mut isl_ast_build, user: *mut c_void) -> *mut isl_id {
+    let pc = &*(user as *const ParCheck);
+    let par = loop_is_parallel(build, pc.deps);
+    if par < 0 {
+        return std::ptr::null_mut();
+    }
+    let name: &[u8] = if par == 1 {
+        b"parallel\0"
+    } else {
+        b"sequential\0"
+    };
+    isl_id_alloc(pc.ctx, name.as_ptr() as *const c_char, std::ptr::null_mut())
+}
+
+/// 1 when the innermost dimension of the build's schedule carries no dependence of `deps`,
+/// 0 when it may, -1 on an isl error.
+///
+/// # Safety
+/// `build` and `deps` are valid (kept).
+unsafe fn loop_is_parallel(build: *mut isl_ast_build, deps: *mut isl_union_map) -> c_int {
+    let sched = isl_ast_build_get_schedule(build);
+    if sched.is_null() {
+        return -1;
+    }
+    let d = isl_union_map_apply_domain(isl_union_map_copy(deps), isl_union_map_copy(sched));
+    let d = isl_union_map_apply_range(d, sched);
+    if d.is_null() {
+        return -1;
+    }
+    match isl_union_map_is_empty(d) {
+        1 => {
+            isl_union_map_free(d);
+            return 1;
+        }
+        0 => {}
+        _ => {
+            isl_union_map_free(d);
+            return -1;
+        }
+    }
+    let n = isl_union_map_n_map(d);
+    if n != 1 {
+        // Pairs in several spaces: not a single loop dimension to compare (conservative).
+        isl_union_map_free(d);
+        return if n < 0 { -1 } else { 0 };
+    }
+    let mut m = isl_map_from_union_map(d);
+    if m.is_null() {
+        return -1;
+    }
+    let dim = isl_map_dim(m, ISL_DIM_OUT);
+    if dim < 1 || isl_map_dim(m, ISL_DIM_IN) != dim {
+        isl_map_free(m);
+        return if dim < 0 { -1 } else { 0 };
+    }
+    for i in 0..dim - 1 {
+        m = isl_map_equate(m, ISL_DIM_IN, i, ISL_DIM_OUT, i);
+    }
+    if m.is_null() {
+        return -1;
+    }
+    let same = isl_map_equate(isl_map_copy(m), ISL_DIM_IN, dim - 1, ISL_DIM_OUT, dim - 1);
+    if same.is_null() {
+        isl_map_free(m);
+        return -1;
+    }
+    let r = isl_map_is_subset(m, same);
+    isl_map_free(m);
+    isl_map_free(same);
+    r
 }
 
 /// # Safety
@@ -1467,6 +1751,14 @@ unsafe fn convert_node(c: &Ctx, n: *mut isl_ast_node) -> IslResult<Ast> {
                 cond: expr(c, isl_ast_node_for_get_cond(n))?,
                 inc: expr(c, isl_ast_node_for_get_inc(n))?,
                 body: Box::new(node(c, isl_ast_node_for_get_body(n))?),
+                parallel: {
+                    let id = isl_ast_node_get_annotation(n);
+                    let p = !id.is_null() && id_name(id) == "parallel";
+                    if !id.is_null() {
+                        isl_id_free(id);
+                    }
+                    p
+                },
             })
         }
         2 => {

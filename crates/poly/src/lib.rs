@@ -20,6 +20,7 @@ pub use tessera_ir::alias;
 pub mod gen;
 pub mod isl;
 pub mod model;
+pub mod nowrap;
 pub mod scop;
 pub mod subst;
 pub mod unswitch;
@@ -47,6 +48,8 @@ pub struct ScopReport {
     pub analysis: Option<Analysis>,
     /// Why the region kept its original code, when it did.
     pub fallback: Option<String>,
+    /// The no-wrap assumption and its run-time test, when computed.
+    pub no_wrap: Option<nowrap::NoWrap>,
     /// Milliseconds spent in isl and code generation.
     pub ms: f64,
 }
@@ -109,16 +112,40 @@ fn process_list(
                 scop: fd.scop,
                 analysis: None,
                 fallback: Some(why),
+                no_wrap: None,
                 ms: t0.elapsed().as_secs_f64() * 1e3,
             });
             continue;
         }
+        let no_wrap = match nowrap::compute_bounded(&fd.scop, opts.max_operations) {
+            Ok(nw) => nw,
+            Err(why) => {
+                report.scops.push(ScopReport {
+                    func: f.name.clone(),
+                    span: fd.scop.span,
+                    scop: fd.scop,
+                    analysis: None,
+                    fallback: Some(format!("{why}; the original code runs")),
+                    no_wrap: None,
+                    ms: t0.elapsed().as_secs_f64() * 1e3,
+                });
+                continue;
+            }
+        };
         let (analysis, fallback, code) = match model::analyse(&fd.scop, opts) {
             Ok(a) if a.stride_regression.is_some() => {
                 let why = a.stride_regression.clone().unwrap_or_default();
                 (Some(a), Some(why), None)
             }
-            Ok(a) => match gen::generate(f, &fd.scop, &a, gen, opts, &list[fd.start..fd.end]) {
+            Ok(a) => match gen::generate(
+                f,
+                &fd.scop,
+                &a,
+                gen,
+                opts,
+                &list[fd.start..fd.end],
+                &no_wrap,
+            ) {
                 Ok(code) => (Some(a), None, Some(code)),
                 Err(e) => (
                     Some(a),
@@ -137,6 +164,7 @@ fn process_list(
             scop: fd.scop,
             analysis,
             fallback,
+            no_wrap: Some(no_wrap),
             ms: t0.elapsed().as_secs_f64() * 1e3,
         });
     }
@@ -267,6 +295,26 @@ impl Report {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            if let Some(nw) = &r.no_wrap {
+                let _ = writeln!(
+                    s,
+                    "  assumptions: {} integer value{} kept within {} type{} (no wrap-around), {} subscript{} within {} extent{}; parameters where one fails: {}",
+                    nw.obligations,
+                    if nw.obligations == 1 { "" } else { "s" },
+                    if nw.obligations == 1 { "its" } else { "their" },
+                    if nw.obligations == 1 { "" } else { "s" },
+                    nw.subscripts,
+                    if nw.subscripts == 1 { "" } else { "s" },
+                    if nw.subscripts == 1 { "its" } else { "their" },
+                    if nw.subscripts == 1 { "" } else { "s" },
+                    nw.text
+                );
+                let _ = writeln!(
+                    s,
+                    "  run-time check at entry (else the original code runs): {}",
+                    nw.describe(&r.scop.names)
+                );
+            }
             let _ = writeln!(s, "  context:  {}", a.context);
             let _ = writeln!(s, "  domain:   {}", a.domain);
             let _ = writeln!(s, "  original schedule: {}", a.original_schedule);

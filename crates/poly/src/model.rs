@@ -640,7 +640,7 @@ fn analyse_once(
         };
         lap("tiling, wavefront, parallel marks");
 
-        let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule)?;
+        let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule, &deps)?;
         let (ast, unswitched) = crate::unswitch::unswitch(ast);
         lap("AST generation");
         let calls = ast_calls(&ast);

@@ -77,6 +77,16 @@ impl Aff {
         }
         Some(self)
     }
+    /// `self` with `v` replaced by `by`.
+    fn subst(&self, v: VarId, by: &Aff) -> Option<Aff> {
+        let k = self.coeff(v);
+        if k == 0 {
+            return Some(self.clone());
+        }
+        let mut a = self.clone();
+        a.terms.remove(&v);
+        a.add(&by.clone().scale(k)?, 1)
+    }
     fn as_const(&self) -> Option<i64> {
         self.terms.is_empty().then_some(self.c)
     }
@@ -197,6 +207,43 @@ pub struct ArrayInfo {
     pub extents: Vec<Option<Aff>>,
 }
 
+/// A value that the model treats as a mathematical integer but the code computes in a C
+/// integer type (which wraps): an affine expression of the counters of `counters` and the
+/// parameters, evaluated at every point of the set `constraints` describes. The transformed
+/// code is equivalent to the original only where every such value stays within
+/// `lo..=hi` (see `nowrap.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeObligation {
+    /// The value.
+    pub aff: Aff,
+    /// Least value allowed.
+    pub lo: i128,
+    /// Greatest value allowed.
+    pub hi: i128,
+    /// The counters of the evaluation domain, outermost first.
+    pub counters: Vec<VarId>,
+    /// The evaluation domain (isl constraints over `counters` and the parameters).
+    pub constraints: Vec<String>,
+    /// What it is, for `explain`.
+    pub what: &'static str,
+    /// Where.
+    pub span: Span,
+}
+
+/// The bound on `long` parameters and counters under which transformed code runs: every
+/// expression of the generated loop nest (tile bounds, skewed counters) then stays far
+/// inside 64 bits. Outside it the original code runs.
+pub const LONG_VALUE_BOUND: i128 = 1 << 40;
+
+/// The range of an integer type.
+pub fn type_range(t: ScalarTy) -> (i128, i128) {
+    match t {
+        ScalarTy::I64 => (i64::MIN as i128, i64::MAX as i128),
+        ScalarTy::Bool => (0, 1),
+        _ => (i32::MIN as i128, i32::MAX as i128),
+    }
+}
+
 /// A static control part.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scop {
@@ -210,6 +257,11 @@ pub struct Scop {
     pub arrays: Vec<ArrayInfo>,
     /// Span of the region (first statement to last).
     pub span: Span,
+    /// Values the code computes in C integer types (bounds, conditions, subscripts, counter
+    /// updates, conversions) that must not wrap for the model to hold.
+    pub obligations: Vec<RangeObligation>,
+    /// The type of each parameter.
+    pub param_types: HashMap<VarId, ScalarTy>,
 }
 
 impl Scop {
@@ -438,6 +490,26 @@ struct Builder<'f> {
     used_names: HashSet<String>,
     /// Scalars declared in the region, with the loops around their declaration.
     declared: HashMap<VarId, Vec<LoopInfo>>,
+    obligations: Vec<RangeObligation>,
+    seen_obligations: HashSet<String>,
+}
+
+/// Where a value is evaluated, for its range obligation.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// At every point of the current domain.
+    Here,
+    /// In the condition of the innermost loop (counter `i`, step, lower bound `lb`): at the
+    /// first counter value (over the loops outside) and after every step.
+    LoopTest {
+        i: VarId,
+        step: i64,
+        lb: &'a Aff,
+        /// Loops outside it.
+        outer: usize,
+        /// Constraints of the loops outside it.
+        outer_constraints: usize,
+    },
 }
 
 type R<T> = Result<T, NotScop>;
@@ -538,6 +610,121 @@ impl<'f> Builder<'f> {
         }
     }
 
+    /// Records that every integer node of the affine expression `e` (a bound, a condition
+    /// operand, a subscript, an extent) keeps its value within its C type wherever `at`
+    /// says it is evaluated: the model computes with mathematical integers, the code in
+    /// wrapping 32- or 64-bit ones. Intermediate nodes are included (a conversion from
+    /// `long` to `int` is a node of type `int`).
+    fn record(&mut self, e: &Expr, at: At<'_>, what: &'static str) -> R<()> {
+        let Some(ty) = e.ty.filter(|t| t.is_int()) else {
+            return Ok(());
+        };
+        if let Ok(a) = self.aff(e) {
+            let (lo, hi) = type_range(ty);
+            self.oblige(a, lo, hi, at, what, e.span)?;
+        }
+        match &e.kind {
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.record(a, at, what),
+            ExprKind::Binary(_, a, b) => {
+                self.record(a, at, what)?;
+                self.record(b, at, what)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Builder::record`] for the operands of every comparison of a condition.
+    fn record_cond(&mut self, e: &Expr, at: At<'_>, what: &'static str) -> R<()> {
+        match &e.kind {
+            ExprKind::Cast(a) if e.ty == Some(ScalarTy::Bool) => self.record_cond(a, at, what),
+            ExprKind::Unary(UnOp::Not, a) => self.record_cond(a, at, what),
+            ExprKind::LogAnd(a, b) | ExprKind::LogOr(a, b) => {
+                self.record_cond(a, at, what)?;
+                self.record_cond(b, at, what)
+            }
+            ExprKind::Cmp(_, a, b) => {
+                self.record(a, at, what)?;
+                self.record(b, at, what)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds the obligation `lo <= a <= hi` at `at`.
+    fn oblige(
+        &mut self,
+        a: Aff,
+        lo: i128,
+        hi: i128,
+        at: At<'_>,
+        what: &'static str,
+        span: Span,
+    ) -> R<()> {
+        match at {
+            At::Here => {
+                let counters = self.counters.iter().map(|l| l.var).collect();
+                let cons = self.constraints.clone();
+                self.push_obligation(a, lo, hi, counters, cons, what, span)
+            }
+            At::LoopTest {
+                i,
+                step,
+                lb,
+                outer,
+                outer_constraints,
+            } => {
+                // After a step from any point of the loop's domain ...
+                let k = a.coeff(i).checked_mul(step).ok_or_else(|| overflow(span))?;
+                let shifted = a
+                    .clone()
+                    .add(&Aff::constant(k), 1)
+                    .ok_or_else(|| overflow(span))?;
+                let counters: Vec<VarId> = self.counters.iter().map(|l| l.var).collect();
+                let cons = self.constraints.clone();
+                self.push_obligation(shifted, lo, hi, counters.clone(), cons, what, span)?;
+                // ... and at the first value, wherever the loop is reached.
+                let first = a.subst(i, lb).ok_or_else(|| overflow(span))?;
+                let cons = self.constraints[..outer_constraints].to_vec();
+                self.push_obligation(first, lo, hi, counters[..outer].to_vec(), cons, what, span)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_obligation(
+        &mut self,
+        aff: Aff,
+        lo: i128,
+        hi: i128,
+        counters: Vec<VarId>,
+        constraints: Vec<String>,
+        what: &'static str,
+        span: Span,
+    ) -> R<()> {
+        if let Some(c) = aff.as_const() {
+            if (lo..=hi).contains(&(c as i128)) {
+                return Ok(());
+            }
+            return err(
+                span,
+                format!("a constant {what} ({c}) outside its integer type (it wraps)"),
+            );
+        }
+        let key = format!("{aff:?} {lo} {hi} {counters:?} {constraints:?}");
+        if self.seen_obligations.insert(key) {
+            self.obligations.push(RangeObligation {
+                aff,
+                lo,
+                hi,
+                counters,
+                constraints,
+                what,
+                span,
+            });
+        }
+        Ok(())
+    }
+
     /// An affine condition as isl text.
     fn cond(&mut self, e: &Expr, negate: bool) -> R<String> {
         let e0 = e;
@@ -602,6 +789,7 @@ impl<'f> Builder<'f> {
                 self.list(b)
             }
             Stmt::If { cond, then, els } => {
+                self.record_cond(cond, At::Here, "condition operand")?;
                 let c = self.cond(cond, false)?;
                 self.constraints.push(c);
                 self.sched.push("0".into());
@@ -681,6 +869,9 @@ impl<'f> Builder<'f> {
             return err(step.span, "the loop body assigns the loop counter");
         }
         let lbv = self.aff(lb)?;
+        self.record(lb, At::Here, "loop lower bound")?;
+        let outer = self.counters.len();
+        let outer_constraints = self.constraints.len();
         self.counters.push(LoopInfo {
             var: i,
             ty,
@@ -706,6 +897,28 @@ impl<'f> Builder<'f> {
         }
         let k = cons.len();
         self.constraints.extend(cons);
+        // The test runs at the first value and after every step; the counter itself must
+        // not wrap when stepped (a `long` one must stay within the transformed code's bound).
+        let at = At::LoopTest {
+            i,
+            step: st,
+            lb: &lbv,
+            outer,
+            outer_constraints,
+        };
+        self.record_cond(cond, at, "loop condition operand")?;
+        let (lo, hi) = type_range(ty);
+        self.oblige(Aff::var(i), lo, hi, at, "loop counter", step.span)?;
+        if ty == ScalarTy::I64 {
+            self.oblige(
+                Aff::var(i),
+                -LONG_VALUE_BOUND,
+                LONG_VALUE_BOUND,
+                at,
+                "`long` loop counter (bound of the transformed code)",
+                step.span,
+            )?;
+        }
         self.sched
             .push(if st > 0 { n.clone() } else { format!("-{n}") });
         self.list(body)?;
@@ -791,7 +1004,11 @@ impl<'f> Builder<'f> {
     }
 
     fn index_list(&mut self, idx: &[Expr]) -> R<Vec<Aff>> {
-        idx.iter().map(|i| self.aff(i)).collect()
+        let out = idx.iter().map(|i| self.aff(i)).collect::<R<Vec<Aff>>>()?;
+        for i in idx {
+            self.record(i, At::Here, "subscript")?;
+        }
+        Ok(out)
     }
 
     fn accesses(&mut self, e: &Expr, acc: &mut Vec<Access>, cond: bool) -> R<()> {
@@ -836,6 +1053,15 @@ impl<'f> Builder<'f> {
                 self.place(place, true, e.span, acc)
             }
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.accesses(a, acc, cond),
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr), a, b)
+                if e.ty.is_some_and(|t| t.is_int()) && !never_faults(*op, b) =>
+            {
+                let _ = a;
+                err(
+                    e.span,
+                    "an integer division or shift that may fault (a transformed nest would report faults in another order than the program's)",
+                )
+            }
             ExprKind::Binary(_, a, b) | ExprKind::Cmp(_, a, b) => {
                 self.accesses(a, acc, cond)?;
                 self.accesses(b, acc, cond)
@@ -899,6 +1125,16 @@ impl<'f> Builder<'f> {
     }
 }
 
+/// Whether `a op b` can never fault: a constant divisor other than 0 and -1 (`INT_MIN / -1`),
+/// a constant shift count within 0..32 (every integer type is at least 32 bits wide).
+fn never_faults(op: BinOp, b: &Expr) -> bool {
+    match (&strip_int_casts(b).kind, op) {
+        (ExprKind::Int(c), BinOp::Div | BinOp::Rem) => *c != 0 && *c != -1,
+        (ExprKind::Int(c), _) => (0..32).contains(c),
+        _ => false,
+    }
+}
+
 fn overflow(span: Span) -> NotScop {
     NotScop {
         span,
@@ -940,6 +1176,8 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
         names: HashMap::new(),
         used_names: HashSet::new(),
         declared: HashMap::new(),
+        obligations: Vec::new(),
+        seen_obligations: HashSet::new(),
     };
     b.list(stmts)?;
     // Arrays and what their declarations say about the extents.
@@ -963,9 +1201,15 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
             var.dims
                 .iter()
                 .map(|d| {
-                    b.aff(d)
+                    let a = b
+                        .aff(d)
                         .ok()
-                        .filter(|a| a.terms.keys().all(|x| !written_anywhere.contains(x)))
+                        .filter(|a| a.terms.keys().all(|x| !written_anywhere.contains(x)));
+                    if a.is_some() {
+                        // Evaluated at the function's entry; none of its variables changed.
+                        let _ = b.record(d, At::Here, "array extent");
+                    }
+                    a
                 })
                 .collect()
         } else {
@@ -980,10 +1224,16 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
     };
     Ok(Scop {
         stmts: b.stmts,
-        params: b.params,
         names: b.names,
         arrays,
         span,
+        obligations: b.obligations,
+        param_types: b
+            .params
+            .iter()
+            .map(|p| (*p, f.var(*p).scalar_ty()))
+            .collect(),
+        params: b.params,
     })
 }
 

@@ -38,6 +38,7 @@ fn walk(a: Ast, n: &mut usize) -> Ast {
             cond,
             inc,
             body,
+            parallel,
         } => {
             let body = Box::new(walk(*body, n));
             hoist(
@@ -47,6 +48,7 @@ fn walk(a: Ast, n: &mut usize) -> Ast {
                     cond,
                     inc,
                     body,
+                    parallel,
                 },
                 MAX_UNSWITCH,
                 n,
@@ -63,6 +65,7 @@ fn with_body(f: &Ast, body: Ast) -> Ast {
             init,
             cond,
             inc,
+            parallel,
             ..
         } => Ast::For {
             it: it.clone(),
@@ -70,6 +73,8 @@ fn with_body(f: &Ast, body: Ast) -> Ast {
             cond: cond.clone(),
             inc: inc.clone(),
             body: Box::new(body),
+            // A copy runs a subset of the iterations: still parallel.
+            parallel: *parallel,
         },
         _ => body,
     }
@@ -198,6 +203,7 @@ mod tests {
             cond: AstExpr::Op(AstOp::Lt, vec![id(it), id("n")]),
             inc: AstExpr::Int(1),
             body: Box::new(body),
+            parallel: false,
         }
     }
 
