@@ -151,7 +151,22 @@ pub struct Compiled {
     compile_ms: f64,
     phase_ms: Vec<(&'static str, f64)>,
     opts: Options,
+    /// Whether any function calls another (then calls need stack; see `call_raw`).
+    calls: bool,
+    /// The program, for the argument checks of [`Compiled::call`].
+    prog: Arc<Program>,
 }
+
+/// The message of the [`ErrorKind::BadCall`] refusing a program compiled without guards.
+const UNGUARDED: &str = "the kernel was compiled without guards (`Options::guards == false`); \
+     only the unsafe `call_unchecked` may call it";
+
+/// Native stack reserved per call level for programs with calls (JIT'd frames are small:
+/// scalars live in registers, local arrays in the arena).
+const FRAME_BUDGET: usize = 512;
+
+/// The most stack a call switches to (see `Compiled::call_raw`).
+const MAX_STACK: usize = 256 << 20;
 
 /// Process-wide LLVM options, set once before the first compilation.
 ///
@@ -318,6 +333,14 @@ impl Compiled {
             compile_ms: t0.elapsed().as_secs_f64() * 1e3,
             phase_ms: b.phase_ms,
             opts: *opts,
+            prog: Arc::new(prog.clone()),
+            calls: prog.functions.iter().any(|f| {
+                let mut any = false;
+                walk_stmts(&f.body, &mut |_| {}, &mut |x| {
+                    any |= matches!(x.kind, ExprKind::Call(..))
+                });
+                any
+            }),
         })
     }
 
@@ -354,18 +377,63 @@ impl Compiled {
     }
 
     /// Calls `func` with `args` (one per parameter, in order); arrays are modified in place.
-    /// Same contract as `tessera_interp::call` with the limits of [`Options::limits`],
-    /// including the entry check that every array's shape equals its declared shape.
+    /// Same contract as `tessera_interp::call` with the limits of [`Options::limits`]: the
+    /// arguments are checked first (`tessera_interp::check_args`: count, kinds, element
+    /// types, shapes that describe their elements, extents within `long`; a malformed
+    /// argument is an [`ErrorKind::BadCall`] naming it), then every array's shape against its
+    /// declared shape.
     ///
-    /// # Panics
-    /// If the number of arguments is wrong or an array argument's element type differs from
-    /// the parameter's (both are caller errors, as for the interpreter).
+    /// A program compiled with `Options::guards == false` is refused with
+    /// [`ErrorKind::BadCall`]: its code does not check indices, so calling it is only
+    /// possible through the `unsafe` [`call_unchecked`](Self::call_unchecked).
     #[allow(clippy::result_large_err)] // the interpreter's signature, on purpose
     pub fn call(
         &self,
         func: FuncId,
         args: &mut [ArgValue],
     ) -> Result<Option<Scalar>, RuntimeError> {
+        if !self.opts.guards {
+            return Err(RuntimeError {
+                kind: ErrorKind::BadCall {
+                    message: UNGUARDED.to_string(),
+                },
+                function: self.names[func.0 as usize].clone(),
+                loc: Loc::default(),
+            });
+        }
+        // SAFETY: the code is guarded, so with the arguments checked by `call_checked`
+        // every access stays inside the arrays passed.
+        unsafe { self.call_checked(func, args) }
+    }
+
+    /// [`call`](Self::call) without refusing a program compiled with `Options::guards ==
+    /// false`. The arguments are still checked.
+    ///
+    /// # Safety
+    /// If the program was compiled without guards, the caller must ensure that the call
+    /// performs no out-of-bounds array access, no integer division or remainder by zero and
+    /// no shift by an invalid count (all undefined behaviour in unguarded code). With guards
+    /// it is exactly [`call`](Self::call).
+    #[allow(clippy::result_large_err)]
+    pub unsafe fn call_unchecked(
+        &self,
+        func: FuncId,
+        args: &mut [ArgValue],
+    ) -> Result<Option<Scalar>, RuntimeError> {
+        self.call_checked(func, args)
+    }
+
+    /// # Safety
+    /// As [`call_unchecked`](Self::call_unchecked).
+    #[allow(clippy::result_large_err)]
+    unsafe fn call_checked(
+        &self,
+        func: FuncId,
+        args: &mut [ArgValue],
+    ) -> Result<Option<Scalar>, RuntimeError> {
+        // Shared with the interpreter, so both report the same error for malformed
+        // arguments; after it every array holds the product of its shape elements.
+        tessera_interp::check_args(&self.prog, func, args)?;
         let raw: Vec<RawArg> = args
             .iter_mut()
             .map(|a| match a {
@@ -381,12 +449,17 @@ impl Compiled {
     }
 
     /// The zero-copy core of [`call`](Self::call): array arguments are data pointers plus
-    /// shapes. Every pointer must be valid for reads and writes of the product of its shape
+    /// shapes, already checked against the parameters (one argument per parameter, of the
+    /// parameter's kind and element type; every extent at most `i64::MAX`).
+    ///
+    /// # Safety
+    /// Every pointer must be valid for reads and writes of the product of its shape
     /// elements of its element type, and exclusively borrowed by the caller for the call;
     /// the safe callers (`call`, [`Kernel::call`]) derive them from `&mut` borrows that
-    /// outlive the call.
+    /// outlive the call. A program compiled without guards must only be called where its
+    /// accesses stay in bounds (see [`call_unchecked`](Self::call_unchecked)).
     #[allow(clippy::result_large_err)]
-    pub(crate) fn call_raw(
+    pub(crate) unsafe fn call_raw(
         &self,
         func: FuncId,
         args: &[RawArg],
@@ -401,10 +474,6 @@ impl Compiled {
         for (p, a) in sig.params.iter().zip(args.iter()) {
             match (p, a) {
                 (ParamSig::Scalar(t), RawArg::Scalar(s)) => slots.push(scalar_bits(s.convert(*t))),
-                (ParamSig::Scalar(t), RawArg::Array { .. }) => {
-                    // The interpreter leaves such a parameter at zero.
-                    slots.push(scalar_bits(Scalar::I32(0).convert(*t)))
-                }
                 (ParamSig::Array { elem: pe, rank }, RawArg::Array { elem, ptr, shape }) => {
                     assert_eq!(
                         elem, pe,
@@ -412,37 +481,50 @@ impl Compiled {
                     );
                     slots.push(*ptr as u64);
                     if shape.len() == *rank {
-                        slots.extend(shape.iter().map(|&x| x as u64));
+                        slots.extend(shape.iter().map(|&x| {
+                            assert!(x as u64 <= i64::MAX as u64, "extent checked by the caller");
+                            x as u64
+                        }));
                     } else {
                         // Rank mismatch: extents that never match a declared shape; the
                         // real shape is put back into the error below.
                         slots.extend(std::iter::repeat_n(i64::MIN as u64, *rank));
                     }
                 }
-                (ParamSig::Array { rank, .. }, RawArg::Scalar(_)) => {
-                    slots.push(8);
-                    slots.extend(std::iter::repeat_n(i64::MIN as u64, *rank));
-                }
+                _ => panic!("argument kinds checked by the caller"),
             }
         }
-        let mut arena = rt::Arena::new(self.opts.limits.arena_bytes);
-        let mut ctx = rt::Ctx::new(&mut arena);
-        let mut ret = 0u64;
-        // SAFETY: the entry address belongs to `self._llvm`, alive for this call, and the
-        // slots were laid out from the function's signature above (see `rt`); the array
-        // pointers are valid for their shapes (this function's contract).
-        unsafe {
-            rt::call_entry(
-                self.entries[func.0 as usize],
-                &mut ctx,
-                &mut slots,
-                &mut ret,
-            )
+        let mut run = || {
+            let mut arena = rt::Arena::new(self.opts.limits.arena_bytes);
+            let mut ctx = rt::Ctx::new(&mut arena);
+            let mut ret = 0u64;
+            // SAFETY: the entry address belongs to `self._llvm`, alive for this call, and the
+            // slots were laid out from the function's signature above (see `rt`); the array
+            // pointers are valid for their shapes (this function's contract).
+            unsafe {
+                rt::call_entry(
+                    self.entries[func.0 as usize],
+                    &mut ctx,
+                    &mut slots,
+                    &mut ret,
+                )
+            };
+            if ctx.err != 0 {
+                return Err(self.decode(&ctx, func, args));
+            }
+            Ok(sig.ret.map(|t| bits_scalar(ret, t)))
         };
-        if ctx.err != 0 {
-            return Err(self.decode(&ctx, func, args));
+        if !self.calls {
+            return run();
         }
-        Ok(sig.ret.map(|t| bits_scalar(ret, t)))
+        // Calls nest up to `max_call_depth` deep on this thread's native stack. Make sure
+        // there is room for that many frames of a typical size (switching to a fresh stack
+        // segment if this thread's stack is too small); a deeper native stack than that
+        // still fails cleanly with `NativeStackOverflow` (`rt::stack_limit`).
+        let need = (self.opts.limits.max_call_depth.saturating_mul(FRAME_BUDGET))
+            .saturating_add(rt::STACK_RED_ZONE * 2)
+            .min(MAX_STACK);
+        stacker::maybe_grow(need, need, run)
     }
 
     fn decode(&self, ctx: &rt::Ctx, func: FuncId, args: &[RawArg]) -> RuntimeError {
@@ -507,6 +589,7 @@ impl Compiled {
             K::StackOverflow => ErrorKind::StackOverflow {
                 limit: self.opts.limits.max_call_depth,
             },
+            K::NativeStack => ErrorKind::NativeStackOverflow,
             K::Cancelled => ErrorKind::StepLimit {
                 limit: self.opts.limits.max_steps.unwrap_or(0),
             },
