@@ -220,6 +220,21 @@ fn host_machine(level: OptimizationLevel) -> Result<(TargetMachine, String, Stri
     Ok((tm, cpu, features))
 }
 
+/// Instructions (before optimisation) above which a function counts as huge (see `build`).
+const BIG_FUNCTION: usize = 20_000;
+
+/// The instruction count of the module's largest function.
+fn largest_function(m: &inkwell::module::Module<'_>) -> usize {
+    m.get_functions()
+        .map(|f| {
+            f.get_basic_block_iter()
+                .map(|b| b.get_instructions().count())
+                .sum::<usize>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn opt_level(o: u8) -> OptimizationLevel {
     match o {
         0 => OptimizationLevel::None,
@@ -260,7 +275,20 @@ fn build(
     m.verify()
         .map_err(|e| JitError::Llvm(format!("invalid IR: {e}")))?;
     lap("lowering");
-    let passes = format!("default<O{}>", opts.opt_level.min(3));
+    let level_n = opts.opt_level.min(3);
+    let huge = level_n > 0 && largest_function(m) > BIG_FUNCTION;
+    let passes = if huge {
+        // Huge functions (long straight-line code: one guard per access, thousands of
+        // guards on the same extents): InstCombine's known-bits queries scan every
+        // dominating branch on a value, quadratic in the number of guards. Promoting the
+        // variables and folding the guards implied by earlier ones first (SimplifyCFG on
+        // dominating conditions) leaves the pipeline a fraction of them. Normal kernels stay
+        // below the threshold and get the plain pipeline; huge ones the O1 pipeline, whose
+        // passes scale better on them.
+        format!("function(sroa,early-cse,simplifycfg),default<O1>")
+    } else {
+        format!("default<O{level_n}>")
+    };
     m.run_passes(&passes, &tm, PassBuilderOptions::create())
         .map_err(|e| JitError::Llvm(e.to_string()))?;
     let ir = m.print_to_string().to_string();
