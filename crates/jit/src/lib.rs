@@ -35,15 +35,20 @@
 //! shift is checked inline; the failing branch is marked cold with branch weights so that
 //! the hot path is a compare and a not-taken branch, and LLVM is free to hoist or merge
 //! checks it can prove redundant. `Options::guards = false` removes these checks (bounds,
-//! division by zero, shift count). **That is unsafe**: an out-of-bounds index then reads or
+//! division by zero, shift count). **That is unsafe**, so such code is refused by the safe
+//! `call`s and runs only through the `unsafe` [`Compiled::call_unchecked`] /
+//! [`Kernel::call_unchecked`]: an out-of-bounds index then reads or
 //! writes arbitrary memory and a division by zero is undefined behaviour; it exists only to
 //! measure the cost of the guards. Call-depth, step, arena and shape checks stay.
 //!
 //! # Stack use
 //!
-//! Recursion runs on the calling thread's native stack; frames are small (scalars live in
-//! registers, local arrays in a heap arena), but a `max_call_depth` in the tens of thousands
-//! needs a thread with a correspondingly large stack.
+//! Recursion runs on the native stack; frames are small (scalars live in registers, local
+//! arrays in a heap arena). A program that makes calls runs on a stack with room for
+//! `max_call_depth` frames of 512 bytes (at most 256 MiB): the calling thread's if it has
+//! that much left, else a fresh segment (`stacker`). Every call also compares its frame
+//! address with the thread's real stack bound (plus a red zone), so running out of stack is
+//! the error [`ErrorKind::NativeStackOverflow`], never a crash.
 
 #![warn(missing_docs)]
 
@@ -78,7 +83,8 @@ pub struct Options {
     /// then differ from the interpreter's. Default `false`.
     pub fast_math: bool,
     /// Check array bounds, division by zero and shift counts (default `true`). `false` is
-    /// unsafe and meant for measurement only; see the crate documentation.
+    /// unsafe and meant for measurement only: the safe calls refuse such code, only
+    /// `call_unchecked` (an `unsafe fn`) runs it; see the crate documentation.
     pub guards: bool,
     /// Resource limits, compiled into the code.
     pub limits: Limits,
@@ -285,7 +291,7 @@ fn build(
         // dominating conditions) leaves the pipeline a fraction of them. Normal kernels stay
         // below the threshold and get the plain pipeline; huge ones the O1 pipeline, whose
         // passes scale better on them.
-        format!("function(sroa,early-cse,simplifycfg),default<O1>")
+        "function(sroa,early-cse,simplifycfg),default<O1>".to_string()
     } else {
         format!("default<O{level_n}>")
     };
