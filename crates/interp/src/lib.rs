@@ -136,23 +136,89 @@ pub fn declared_shapes(
     Ok(out)
 }
 
+/// Checks that `args` can be bound to the parameters of `func` at all, before anything
+/// runs: one argument per parameter; a scalar for each scalar parameter and an array of the
+/// parameter's element type for each array parameter; each array's shape describes exactly
+/// its elements (the product of the extents, computed without overflow, equals the number
+/// of elements) and every extent fits in `long` (the language's index type). Every back end
+/// runs this check first, so malformed [`ArrayData`] (its fields are public) is an
+/// [`ErrorKind::BadCall`] naming the argument, never an out-of-bounds access. The declared
+/// shapes are checked afterwards ([`ErrorKind::ShapeMismatch`]).
+pub fn check_args(prog: &Program, func: FuncId, args: &[ArgValue]) -> Result<(), RuntimeError> {
+    let f = prog.func(func);
+    let bad = |loc: Span, message: String| RuntimeError {
+        kind: ErrorKind::BadCall { message },
+        function: f.name.clone(),
+        loc: loc.loc(),
+    };
+    if args.len() != f.params.len() {
+        return Err(bad(
+            f.span,
+            format!(
+                "`{}` takes {} arguments, {} given",
+                f.name,
+                f.params.len(),
+                args.len()
+            ),
+        ));
+    }
+    for (p, a) in f.params.iter().zip(args) {
+        let v = f.var(*p);
+        let fail = |what: String| Err(bad(v.span, format!("argument `{}`: {what}", v.name)));
+        match (&v.kind, a) {
+            (VarKind::Scalar(_), ArgValue::Scalar(_)) => {}
+            (VarKind::Scalar(t), ArgValue::Array(d)) => {
+                return fail(format!(
+                    "expected a `{t}` scalar, given an array of `{}`",
+                    d.elems.ty()
+                ))
+            }
+            (VarKind::Array { elem, .. }, ArgValue::Scalar(s)) => {
+                return fail(format!(
+                    "expected an array of `{elem}`, given the scalar `{s}`"
+                ))
+            }
+            (VarKind::Array { elem, .. }, ArgValue::Array(d)) => {
+                if d.elems.ty() != *elem {
+                    return fail(format!(
+                        "expected an array of `{elem}`, given an array of `{}`",
+                        d.elems.ty()
+                    ));
+                }
+                let shape: String = d.shape.iter().map(|x| format!("[{x}]")).collect();
+                if let Some(x) = d.shape.iter().find(|&&x| i64::try_from(x).is_err()) {
+                    return fail(format!(
+                        "shape {shape}: extent {x} does not fit in a `long`"
+                    ));
+                }
+                let len = d.shape.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
+                if len != Some(d.elems.len()) {
+                    return fail(format!(
+                        "shape {shape} does not describe the {} elements given",
+                        d.elems.len()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Calls `func` with `args` (one per parameter, in order). Arrays are modified in place.
 /// Returns the function's value (`None` for `void`).
 ///
-/// Each array argument's shape must equal the parameter's declared shape evaluated from the
-/// scalar arguments; otherwise the call fails with [`ErrorKind::ShapeMismatch`].
+/// The arguments are checked first ([`check_args`]: count, kinds, element types, shapes
+/// that describe their elements; [`ErrorKind::BadCall`]). Each array argument's shape must
+/// then equal the parameter's declared shape evaluated from the scalar arguments; otherwise
+/// the call fails with [`ErrorKind::ShapeMismatch`].
 pub fn call(
     prog: &Program,
     func: FuncId,
     args: &mut [ArgValue],
     limits: Limits,
 ) -> Result<Option<Scalar>, RuntimeError> {
+    check_args(prog, func, args)?;
     let f = prog.func(func);
-    assert_eq!(
-        args.len(),
-        f.params.len(),
-        "argument count checked by the caller"
-    );
     let mut m = Machine {
         prog,
         heap: vec![],

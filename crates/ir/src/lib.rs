@@ -669,6 +669,18 @@ pub enum ErrorKind {
         /// The limit (`Limits::max_steps`).
         limit: u64,
     },
+    /// The thread's native stack is nearly exhausted (deep recursion with large frames, or
+    /// a thread with a small stack). Checked against the real stack bounds, so it is
+    /// reported as an error before the process would crash.
+    NativeStackOverflow,
+    /// The arguments of a call through the Rust API are malformed: wrong count, a scalar
+    /// for an array parameter (or the reverse), a wrong element type, a shape whose element
+    /// count differs from the data's length or does not fit in `long`, or a kernel compiled
+    /// without guards called through the safe API. Detected before anything runs.
+    BadCall {
+        /// What is wrong, naming the argument (`argument `x`: ...`).
+        message: String,
+    },
 }
 
 /// A run-time error: what went wrong, in which function, where.
@@ -725,6 +737,11 @@ impl fmt::Display for ErrorKind {
                 f,
                 "step limit reached: more than {limit} loop iterations and calls (raise --max-steps)"
             ),
+            ErrorKind::NativeStackOverflow => write!(
+                f,
+                "stack overflow: the thread's native stack is exhausted (run on a thread with a larger stack)"
+            ),
+            ErrorKind::BadCall { message } => write!(f, "bad call: {message}"),
         }
     }
 }

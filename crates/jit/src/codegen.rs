@@ -56,6 +56,7 @@ pub(crate) enum SiteKind {
     Shape { param: String, callee: String },
     MissingReturn,
     StackOverflow,
+    NativeStack,
     Cancelled,
 }
 
@@ -129,6 +130,8 @@ struct Gen<'ctx, 'p> {
     alloc_fn: FunctionValue<'ctx>,
     /// `tessera_parallel_for` of the runtime (for [`Stmt::ParFor`]).
     par_fn: FunctionValue<'ctx>,
+    /// `tessera_jit_stack_limit` of the runtime (a parallel chunk's own stack limit).
+    stack_limit_fn: FunctionValue<'ctx>,
     /// Number of outlined parallel-loop bodies so far (for their names).
     n_outlined: usize,
     mark_fn: FunctionValue<'ctx>,
@@ -228,7 +231,12 @@ pub(crate) fn lower<'ctx>(
         ),
         Some(Linkage::External),
     );
-    for f in [alloc_fn, mark_fn, release_fn] {
+    let stack_limit_fn = m.add_function(
+        "tessera_jit_stack_limit",
+        i64t.fn_type(&[], false),
+        Some(Linkage::External),
+    );
+    for f in [alloc_fn, mark_fn, release_fn, stack_limit_fn] {
         f.add_attribute(AttributeLoc::Function, nounwind);
     }
     let cold_md = cx.metadata_node(&[
@@ -249,6 +257,7 @@ pub(crate) fn lower<'ctx>(
         entries: Vec::new(),
         alloc_fn,
         par_fn,
+        stack_limit_fn,
         n_outlined: 0,
         mark_fn,
         release_fn,
@@ -1346,6 +1355,15 @@ impl<'ctx> Gen<'ctx, '_> {
             let x = self.b.build_load(i64t, self.ctx_field(parent, k)?, "x")?;
             self.b.build_store(self.ctx_field(ctx, k)?, x)?;
         }
+        // The chunk may run on another thread: its own stack's limit.
+        let lim = self
+            .b
+            .build_call(self.stack_limit_fn, &[], "stack_limit")?
+            .try_as_basic_value()
+            .basic()
+            .unwrap()
+            .into_int_value();
+        self.set(ctx, field::STACK_LIMIT, lim)?;
         let steps0 = self
             .b
             .build_load(i64t, self.ctx_field(ctx, field::STEPS)?, "steps0")?
@@ -1797,6 +1815,37 @@ impl<'ctx> Gen<'ctx, '_> {
                 (field::SITE, self.i64c(so as i64)),
             ],
         )?;
+        // The native stack: this frame's address against the thread's limit (its real
+        // stack bound plus a red zone for the callee's frame; see `rt::stack_limit`).
+        let ns = self.site(fs.fid, span, SiteKind::NativeStack);
+        let fa = self.intrinsic("llvm.frameaddress", &[self.ptr_ty().into()])?;
+        let frame = self
+            .b
+            .build_call(fa, &[self.cx.i32_type().const_zero().into()], "frame")?
+            .try_as_basic_value()
+            .basic()
+            .unwrap()
+            .into_pointer_value();
+        let frame = self.b.build_ptr_to_int(frame, self.cx.i64_type(), "sp")?;
+        let lim = self
+            .b
+            .build_load(
+                self.cx.i64_type(),
+                self.ctx_field(fs.ctx, field::STACK_LIMIT)?,
+                "stack_limit",
+            )?
+            .into_int_value();
+        let low = self
+            .b
+            .build_int_compare(IntPredicate::ULT, frame, lim, "low")?;
+        self.guard(
+            fs,
+            low,
+            &[
+                (field::ERR, self.i64c(code::NATIVE_STACK)),
+                (field::SITE, self.i64c(ns as i64)),
+            ],
+        )?;
         let g = self.prog.func(gid);
         if args.len() != g.params.len() {
             return Err(unsupported(format!(
@@ -2157,7 +2206,7 @@ impl<'ctx> Gen<'ctx, '_> {
 /// context, its call depth, a lock, the first iteration of the failed chunk reported so far.
 const ENV_VARS: u64 = 4;
 /// Size of the JIT context in 8-byte words.
-const CTX_WORDS: u64 = field::ARENA + 1;
+const CTX_WORDS: u64 = field::STACK_LIMIT + 1;
 
 /// The scalar variables a function assigns anywhere.
 fn scalars_assigned(f: &Function) -> Vec<VarId> {

@@ -264,6 +264,13 @@ pub enum CallError {
         /// The view's strides, in elements.
         strides: Vec<isize>,
     },
+    /// The kernel was compiled without guards (`Options::guards == false`): the safe
+    /// [`Kernel::call`] refuses it; only the `unsafe` [`Kernel::call_unchecked`] runs it.
+    #[error("`{function}` was compiled without guards (`Options::guards == false`); only the unsafe `Kernel::call_unchecked` may call it")]
+    Unguarded {
+        /// The entry function.
+        function: String,
+    },
     /// The kernel failed while running: the same error as the interpreter's.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
@@ -299,7 +306,7 @@ impl CallError {
             | CallError::Shape { arg, .. }
             | CallError::Length { arg, .. }
             | CallError::NotContiguous { arg, .. } => Some(arg),
-            CallError::Runtime(_) => None,
+            CallError::Unguarded { .. } | CallError::Runtime(_) => None,
         }
     }
 }
@@ -617,8 +624,31 @@ impl Kernel {
     /// Checks `args` against the entry's parameters (see [`Args`] and the module
     /// documentation) and runs the compiled code on them; arrays are modified in place.
     /// Returns the entry's value (`None` for a `void` function).
+    ///
+    /// A kernel compiled without guards (`Options::guards == false`) is refused with
+    /// [`CallError::Unguarded`]; see [`call_unchecked`](Self::call_unchecked).
     #[allow(clippy::result_large_err)] // RuntimeError is returned as is, on purpose
     pub fn call(&self, args: &mut Args<'_>) -> Result<Option<Scalar>, CallError> {
+        if !self.compiled.options().guards {
+            return Err(CallError::Unguarded {
+                function: self.name().to_string(),
+            });
+        }
+        // SAFETY: the code is guarded.
+        unsafe { self.call_unchecked(args) }
+    }
+
+    /// [`call`](Self::call), also for a kernel compiled without guards. The arguments are
+    /// checked all the same.
+    ///
+    /// # Safety
+    /// If the kernel was compiled with `Options::guards == false`, the caller must ensure
+    /// that the call performs no out-of-bounds array access, no integer division or
+    /// remainder by zero and no shift by an invalid count: unguarded code does not check
+    /// them, and they are undefined behaviour (memory corruption, a crash). With guards this
+    /// is exactly [`call`](Self::call).
+    #[allow(clippy::result_large_err)]
+    pub unsafe fn call_unchecked(&self, args: &mut Args<'_>) -> Result<Option<Scalar>, CallError> {
         let f = self.prog.func(self.func);
         let decl = |i: usize| print::param(&self.prog, f, f.params[i]);
         let names: Vec<&str> = f.params.iter().map(|p| f.var(*p).name.as_str()).collect();
@@ -756,9 +786,10 @@ impl Kernel {
                 _ => raw.push(RawArg::Scalar(scalars[i].expect("checked above"))),
             }
         }
-        // The pointers come from `&'a mut` borrows held by `args`, which outlives this call,
-        // and their shapes were checked against the lengths above (`call_raw`'s contract).
-        Ok(self.compiled.call_raw(self.func, &raw)?)
+        // SAFETY: the pointers come from `&'a mut` borrows held by `args`, which outlives
+        // this call, and their shapes were checked against the lengths above; unguarded code
+        // is this function's caller's obligation.
+        Ok(unsafe { self.compiled.call_raw(self.func, &raw) }?)
     }
 }
 

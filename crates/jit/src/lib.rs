@@ -35,15 +35,20 @@
 //! shift is checked inline; the failing branch is marked cold with branch weights so that
 //! the hot path is a compare and a not-taken branch, and LLVM is free to hoist or merge
 //! checks it can prove redundant. `Options::guards = false` removes these checks (bounds,
-//! division by zero, shift count). **That is unsafe**: an out-of-bounds index then reads or
+//! division by zero, shift count). **That is unsafe**, so such code is refused by the safe
+//! `call`s and runs only through the `unsafe` [`Compiled::call_unchecked`] /
+//! [`Kernel::call_unchecked`]: an out-of-bounds index then reads or
 //! writes arbitrary memory and a division by zero is undefined behaviour; it exists only to
 //! measure the cost of the guards. Call-depth, step, arena and shape checks stay.
 //!
 //! # Stack use
 //!
-//! Recursion runs on the calling thread's native stack; frames are small (scalars live in
-//! registers, local arrays in a heap arena), but a `max_call_depth` in the tens of thousands
-//! needs a thread with a correspondingly large stack.
+//! Recursion runs on the native stack; frames are small (scalars live in registers, local
+//! arrays in a heap arena). A program that makes calls runs on a stack with room for
+//! `max_call_depth` frames of 512 bytes (at most 256 MiB): the calling thread's if it has
+//! that much left, else a fresh segment (`stacker`). Every call also compares its frame
+//! address with the thread's real stack bound (plus a red zone), so running out of stack is
+//! the error [`ErrorKind::NativeStackOverflow`], never a crash.
 
 #![warn(missing_docs)]
 
@@ -78,7 +83,8 @@ pub struct Options {
     /// then differ from the interpreter's. Default `false`.
     pub fast_math: bool,
     /// Check array bounds, division by zero and shift counts (default `true`). `false` is
-    /// unsafe and meant for measurement only; see the crate documentation.
+    /// unsafe and meant for measurement only: the safe calls refuse such code, only
+    /// `call_unchecked` (an `unsafe fn`) runs it; see the crate documentation.
     pub guards: bool,
     /// Resource limits, compiled into the code.
     pub limits: Limits,
@@ -151,7 +157,22 @@ pub struct Compiled {
     compile_ms: f64,
     phase_ms: Vec<(&'static str, f64)>,
     opts: Options,
+    /// Whether any function calls another (then calls need stack; see `call_raw`).
+    calls: bool,
+    /// The program, for the argument checks of [`Compiled::call`].
+    prog: Arc<Program>,
 }
+
+/// The message of the [`ErrorKind::BadCall`] refusing a program compiled without guards.
+const UNGUARDED: &str = "the kernel was compiled without guards (`Options::guards == false`); \
+     only the unsafe `call_unchecked` may call it";
+
+/// Native stack reserved per call level for programs with calls (JIT'd frames are small:
+/// scalars live in registers, local arrays in the arena).
+const FRAME_BUDGET: usize = 512;
+
+/// The most stack a call switches to (see `Compiled::call_raw`).
+const MAX_STACK: usize = 256 << 20;
 
 /// Process-wide LLVM options, set once before the first compilation.
 ///
@@ -205,6 +226,21 @@ fn host_machine(level: OptimizationLevel) -> Result<(TargetMachine, String, Stri
     Ok((tm, cpu, features))
 }
 
+/// Instructions (before optimisation) above which a function counts as huge (see `build`).
+const BIG_FUNCTION: usize = 20_000;
+
+/// The instruction count of the module's largest function.
+fn largest_function(m: &inkwell::module::Module<'_>) -> usize {
+    m.get_functions()
+        .map(|f| {
+            f.get_basic_block_iter()
+                .map(|b| b.get_instructions().count())
+                .sum::<usize>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn opt_level(o: u8) -> OptimizationLevel {
     match o {
         0 => OptimizationLevel::None,
@@ -245,7 +281,20 @@ fn build(
     m.verify()
         .map_err(|e| JitError::Llvm(format!("invalid IR: {e}")))?;
     lap("lowering");
-    let passes = format!("default<O{}>", opts.opt_level.min(3));
+    let level_n = opts.opt_level.min(3);
+    let huge = level_n > 0 && largest_function(m) > BIG_FUNCTION;
+    let passes = if huge {
+        // Huge functions (long straight-line code: one guard per access, thousands of
+        // guards on the same extents): InstCombine's known-bits queries scan every
+        // dominating branch on a value, quadratic in the number of guards. Promoting the
+        // variables and folding the guards implied by earlier ones first (SimplifyCFG on
+        // dominating conditions) leaves the pipeline a fraction of them. Normal kernels stay
+        // below the threshold and get the plain pipeline; huge ones the O1 pipeline, whose
+        // passes scale better on them.
+        "function(sroa,early-cse,simplifycfg),default<O1>".to_string()
+    } else {
+        format!("default<O{level_n}>")
+    };
     m.run_passes(&passes, &tm, PassBuilderOptions::create())
         .map_err(|e| JitError::Llvm(e.to_string()))?;
     let ir = m.print_to_string().to_string();
@@ -318,6 +367,14 @@ impl Compiled {
             compile_ms: t0.elapsed().as_secs_f64() * 1e3,
             phase_ms: b.phase_ms,
             opts: *opts,
+            prog: Arc::new(prog.clone()),
+            calls: prog.functions.iter().any(|f| {
+                let mut any = false;
+                walk_stmts(&f.body, &mut |_| {}, &mut |x| {
+                    any |= matches!(x.kind, ExprKind::Call(..))
+                });
+                any
+            }),
         })
     }
 
@@ -354,18 +411,63 @@ impl Compiled {
     }
 
     /// Calls `func` with `args` (one per parameter, in order); arrays are modified in place.
-    /// Same contract as `tessera_interp::call` with the limits of [`Options::limits`],
-    /// including the entry check that every array's shape equals its declared shape.
+    /// Same contract as `tessera_interp::call` with the limits of [`Options::limits`]: the
+    /// arguments are checked first (`tessera_interp::check_args`: count, kinds, element
+    /// types, shapes that describe their elements, extents within `long`; a malformed
+    /// argument is an [`ErrorKind::BadCall`] naming it), then every array's shape against its
+    /// declared shape.
     ///
-    /// # Panics
-    /// If the number of arguments is wrong or an array argument's element type differs from
-    /// the parameter's (both are caller errors, as for the interpreter).
+    /// A program compiled with `Options::guards == false` is refused with
+    /// [`ErrorKind::BadCall`]: its code does not check indices, so calling it is only
+    /// possible through the `unsafe` [`call_unchecked`](Self::call_unchecked).
     #[allow(clippy::result_large_err)] // the interpreter's signature, on purpose
     pub fn call(
         &self,
         func: FuncId,
         args: &mut [ArgValue],
     ) -> Result<Option<Scalar>, RuntimeError> {
+        if !self.opts.guards {
+            return Err(RuntimeError {
+                kind: ErrorKind::BadCall {
+                    message: UNGUARDED.to_string(),
+                },
+                function: self.names[func.0 as usize].clone(),
+                loc: Loc::default(),
+            });
+        }
+        // SAFETY: the code is guarded, so with the arguments checked by `call_checked`
+        // every access stays inside the arrays passed.
+        unsafe { self.call_checked(func, args) }
+    }
+
+    /// [`call`](Self::call) without refusing a program compiled with `Options::guards ==
+    /// false`. The arguments are still checked.
+    ///
+    /// # Safety
+    /// If the program was compiled without guards, the caller must ensure that the call
+    /// performs no out-of-bounds array access, no integer division or remainder by zero and
+    /// no shift by an invalid count (all undefined behaviour in unguarded code). With guards
+    /// it is exactly [`call`](Self::call).
+    #[allow(clippy::result_large_err)]
+    pub unsafe fn call_unchecked(
+        &self,
+        func: FuncId,
+        args: &mut [ArgValue],
+    ) -> Result<Option<Scalar>, RuntimeError> {
+        self.call_checked(func, args)
+    }
+
+    /// # Safety
+    /// As [`call_unchecked`](Self::call_unchecked).
+    #[allow(clippy::result_large_err)]
+    unsafe fn call_checked(
+        &self,
+        func: FuncId,
+        args: &mut [ArgValue],
+    ) -> Result<Option<Scalar>, RuntimeError> {
+        // Shared with the interpreter, so both report the same error for malformed
+        // arguments; after it every array holds the product of its shape elements.
+        tessera_interp::check_args(&self.prog, func, args)?;
         let raw: Vec<RawArg> = args
             .iter_mut()
             .map(|a| match a {
@@ -381,12 +483,17 @@ impl Compiled {
     }
 
     /// The zero-copy core of [`call`](Self::call): array arguments are data pointers plus
-    /// shapes. Every pointer must be valid for reads and writes of the product of its shape
+    /// shapes, already checked against the parameters (one argument per parameter, of the
+    /// parameter's kind and element type; every extent at most `i64::MAX`).
+    ///
+    /// # Safety
+    /// Every pointer must be valid for reads and writes of the product of its shape
     /// elements of its element type, and exclusively borrowed by the caller for the call;
     /// the safe callers (`call`, [`Kernel::call`]) derive them from `&mut` borrows that
-    /// outlive the call.
+    /// outlive the call. A program compiled without guards must only be called where its
+    /// accesses stay in bounds (see [`call_unchecked`](Self::call_unchecked)).
     #[allow(clippy::result_large_err)]
-    pub(crate) fn call_raw(
+    pub(crate) unsafe fn call_raw(
         &self,
         func: FuncId,
         args: &[RawArg],
@@ -401,10 +508,6 @@ impl Compiled {
         for (p, a) in sig.params.iter().zip(args.iter()) {
             match (p, a) {
                 (ParamSig::Scalar(t), RawArg::Scalar(s)) => slots.push(scalar_bits(s.convert(*t))),
-                (ParamSig::Scalar(t), RawArg::Array { .. }) => {
-                    // The interpreter leaves such a parameter at zero.
-                    slots.push(scalar_bits(Scalar::I32(0).convert(*t)))
-                }
                 (ParamSig::Array { elem: pe, rank }, RawArg::Array { elem, ptr, shape }) => {
                     assert_eq!(
                         elem, pe,
@@ -412,37 +515,50 @@ impl Compiled {
                     );
                     slots.push(*ptr as u64);
                     if shape.len() == *rank {
-                        slots.extend(shape.iter().map(|&x| x as u64));
+                        slots.extend(shape.iter().map(|&x| {
+                            assert!(x as u64 <= i64::MAX as u64, "extent checked by the caller");
+                            x as u64
+                        }));
                     } else {
                         // Rank mismatch: extents that never match a declared shape; the
                         // real shape is put back into the error below.
                         slots.extend(std::iter::repeat_n(i64::MIN as u64, *rank));
                     }
                 }
-                (ParamSig::Array { rank, .. }, RawArg::Scalar(_)) => {
-                    slots.push(8);
-                    slots.extend(std::iter::repeat_n(i64::MIN as u64, *rank));
-                }
+                _ => panic!("argument kinds checked by the caller"),
             }
         }
-        let mut arena = rt::Arena::new(self.opts.limits.arena_bytes);
-        let mut ctx = rt::Ctx::new(&mut arena);
-        let mut ret = 0u64;
-        // SAFETY: the entry address belongs to `self._llvm`, alive for this call, and the
-        // slots were laid out from the function's signature above (see `rt`); the array
-        // pointers are valid for their shapes (this function's contract).
-        unsafe {
-            rt::call_entry(
-                self.entries[func.0 as usize],
-                &mut ctx,
-                &mut slots,
-                &mut ret,
-            )
+        let mut run = || {
+            let mut arena = rt::Arena::new(self.opts.limits.arena_bytes);
+            let mut ctx = rt::Ctx::new(&mut arena);
+            let mut ret = 0u64;
+            // SAFETY: the entry address belongs to `self._llvm`, alive for this call, and the
+            // slots were laid out from the function's signature above (see `rt`); the array
+            // pointers are valid for their shapes (this function's contract).
+            unsafe {
+                rt::call_entry(
+                    self.entries[func.0 as usize],
+                    &mut ctx,
+                    &mut slots,
+                    &mut ret,
+                )
+            };
+            if ctx.err != 0 {
+                return Err(self.decode(&ctx, func, args));
+            }
+            Ok(sig.ret.map(|t| bits_scalar(ret, t)))
         };
-        if ctx.err != 0 {
-            return Err(self.decode(&ctx, func, args));
+        if !self.calls {
+            return run();
         }
-        Ok(sig.ret.map(|t| bits_scalar(ret, t)))
+        // Calls nest up to `max_call_depth` deep on this thread's native stack. Make sure
+        // there is room for that many frames of a typical size (switching to a fresh stack
+        // segment if this thread's stack is too small); a deeper native stack than that
+        // still fails cleanly with `NativeStackOverflow` (`rt::stack_limit`).
+        let need = (self.opts.limits.max_call_depth.saturating_mul(FRAME_BUDGET))
+            .saturating_add(rt::STACK_RED_ZONE * 2)
+            .min(MAX_STACK);
+        stacker::maybe_grow(need, need, run)
     }
 
     fn decode(&self, ctx: &rt::Ctx, func: FuncId, args: &[RawArg]) -> RuntimeError {
@@ -507,6 +623,7 @@ impl Compiled {
             K::StackOverflow => ErrorKind::StackOverflow {
                 limit: self.opts.limits.max_call_depth,
             },
+            K::NativeStack => ErrorKind::NativeStackOverflow,
             K::Cancelled => ErrorKind::StepLimit {
                 limit: self.opts.limits.max_steps.unwrap_or(0),
             },

@@ -47,8 +47,11 @@ pub mod field {
     pub const V1: u64 = 5;
     /// Second vector: shape, declared shape.
     pub const V2: u64 = 5 + super::MAX_RANK as u64;
-    /// The arena pointer (the last word).
+    /// The arena pointer.
     pub const ARENA: u64 = 5 + 2 * super::MAX_RANK as u64;
+    /// The lowest stack address a frame may start at (the last word); see
+    /// [`super::stack_limit`].
+    pub const STACK_LIMIT: u64 = ARENA + 1;
 }
 
 /// Error codes stored in [`Ctx::err`].
@@ -71,6 +74,8 @@ pub mod code {
     pub const STACK_OVERFLOW: i64 = 8;
     /// Step limit reached.
     pub const CANCELLED: i64 = 9;
+    /// The thread's native stack is nearly exhausted.
+    pub const NATIVE_STACK: i64 = 10;
 }
 
 /// The per-call context shared by all JIT'd frames of one call.
@@ -92,10 +97,13 @@ pub struct Ctx {
     pub v2: [i64; MAX_RANK],
     /// The arena of local arrays (owned by the caller of the JIT'd code).
     pub arena: *mut Arena,
+    /// Calls fail with [`code::NATIVE_STACK`] when the caller's frame address is below this
+    /// ([`stack_limit`] of the calling thread).
+    pub stack_limit: usize,
 }
 
 impl Ctx {
-    /// A fresh context using `arena`.
+    /// A fresh context using `arena`, for code running on the current thread.
     pub fn new(arena: &mut Arena) -> Ctx {
         Ctx {
             err: 0,
@@ -106,8 +114,32 @@ impl Ctx {
             v1: [0; MAX_RANK],
             v2: [0; MAX_RANK],
             arena,
+            stack_limit: stack_limit(),
         }
     }
+}
+
+/// Stack reserved below the limit for what runs after a call's check: the callee's own
+/// frame, the runtime callbacks and the C library's math functions.
+pub const STACK_RED_ZONE: usize = 256 * 1024;
+
+/// The lowest address the frame of a JIT'd function may have on the current thread: the
+/// thread's real stack bound (read by `stacker`, which knows the bounds of the thread's
+/// stack, or of the segment it switched to) plus [`STACK_RED_ZONE`]. 0 (no check) if the
+/// bound is unknown.
+pub fn stack_limit() -> usize {
+    let here = 0u8;
+    let sp = std::ptr::addr_of!(here) as usize;
+    match stacker::remaining_stack() {
+        Some(rem) => sp.saturating_sub(rem).saturating_add(STACK_RED_ZONE),
+        None => 0,
+    }
+}
+
+/// The stack limit of the calling thread, for the private context of a parallel loop's
+/// chunk (which may run on another thread than the loop's caller).
+pub extern "C" fn tessera_jit_stack_limit() -> i64 {
+    stack_limit() as i64
 }
 
 /// Local array storage of one call: a stack of zeroed allocations, each with the bytes it
@@ -263,8 +295,12 @@ pub fn libm_addr(name: &str) -> Option<usize> {
 }
 
 /// Addresses of the runtime callbacks, by the symbol names the generated code uses.
-pub fn runtime_addrs() -> [(&'static str, usize); 4] {
+pub fn runtime_addrs() -> [(&'static str, usize); 5] {
     [
+        (
+            "tessera_jit_stack_limit",
+            tessera_jit_stack_limit as *const () as usize,
+        ),
         (
             "tessera_parallel_for",
             tessera_runtime::tessera_parallel_for as *const () as usize,

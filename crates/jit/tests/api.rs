@@ -498,3 +498,289 @@ fn one_kernel_many_threads() {
         }
     });
 }
+
+/// Runs `f` on a thread with a 2 MiB stack (the default of spawned threads) and returns its
+/// result: a crash there (stack overflow, segfault) would abort the whole test binary.
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+fn program(src: &str) -> (tessera_ir::Program, tessera_ir::FuncId) {
+    let prog = tessera_sema::compile_source(src, &Default::default()).expect("valid source");
+    let fid = prog.functions.len() - 1;
+    (prog, tessera_ir::FuncId(fid as u32))
+}
+
+/// Malformed `ArgValue`s (the fields of `ArrayData` are public) through
+/// `Compiled::call` and `tessera_interp::call`: the same `BadCall` error naming the
+/// argument, before anything runs. Each of these used to crash the process in the JIT.
+#[test]
+fn malformed_arg_values_are_errors_in_both_back_ends() {
+    let src = "double get(long n, long i, double x[n]) { return x[i]; }";
+    let (prog, fid) = program(src);
+    let jit = tessera_jit::Compiled::compile(&prog, &Options::default()).unwrap();
+    let arr = |shape: Vec<usize>, len: usize| {
+        ArgValue::Array(ArrayData {
+            shape,
+            elems: ArrayElems::F64(vec![1.0; len]),
+        })
+    };
+    let s = |v: i64| ArgValue::Scalar(Scalar::I64(v));
+    let cases: Vec<(Vec<ArgValue>, &str)> = vec![
+        // The shape claims 2^20 elements, the data holds 4: i = 1000 passed the bounds check.
+        (
+            vec![s(1 << 20), s(1000), arr(vec![1 << 20], 4)],
+            "argument `x`: shape [1048576] does not describe the 4 elements given",
+        ),
+        // `[usize::MAX]` is `-1` as a `long`: it matched `n = -1` and admitted any index.
+        (
+            vec![s(-1), s(1 << 40), arr(vec![usize::MAX], 4)],
+            "argument `x`: shape [18446744073709551615]: extent 18446744073709551615 does not fit in a `long`",
+        ),
+        // A scalar for the array: the JIT dereferenced address 8.
+        (
+            vec![s(i64::MIN), s(0), s(7)],
+            "argument `x`: expected an array of `double`, given the scalar `7`",
+        ),
+        (
+            vec![arr(vec![4], 4), s(0), arr(vec![4], 4)],
+            "argument `n`: expected a `long` scalar, given an array of `double`",
+        ),
+        (
+            vec![
+                s(4),
+                s(0),
+                ArgValue::Array(ArrayData {
+                    shape: vec![4],
+                    elems: ArrayElems::I32(vec![0; 4]),
+                }),
+            ],
+            "argument `x`: expected an array of `double`, given an array of `int`",
+        ),
+        (vec![s(4), s(0)], "`get` takes 3 arguments, 2 given"),
+        // The element count overflows `usize`.
+        (
+            vec![s(4), s(0), arr(vec![1 << 40, 1 << 40], 4)],
+            "argument `x`: shape [1099511627776][1099511627776] does not describe the 4 elements given",
+        ),
+    ];
+    for (mut args, want) in cases {
+        let e = jit.call(fid, &mut args).unwrap_err();
+        assert_eq!(
+            e.kind,
+            ErrorKind::BadCall {
+                message: want.to_string()
+            }
+        );
+        assert_eq!(e.function, "get");
+        let i = tessera_interp::call(&prog, fid, &mut args, Limits::default()).unwrap_err();
+        assert_eq!(e, i);
+        assert_eq!(e.to_string(), i.to_string());
+    }
+    // Well-formed arguments still run.
+    let mut ok = vec![s(4), s(3), arr(vec![4], 4)];
+    assert_eq!(jit.call(fid, &mut ok).unwrap(), Some(Scalar::F64(1.0)));
+}
+
+/// Code compiled without guards runs only through the unsafe `call_unchecked`.
+#[test]
+fn unguarded_kernels_need_the_unsafe_call() {
+    let src = "double get(int n, int i, double x[n]) { return x[i]; }";
+    let opts = Options {
+        guards: false,
+        ..Default::default()
+    };
+    let k = Kernel::compile(src, "get", &opts).unwrap();
+    let mut x = vec![1.0, 2.0, 3.0];
+    // Out of bounds: with guards off this would read far outside `x`; it is refused.
+    let e = k
+        .call(
+            &mut Args::new()
+                .scalar("n", 3)
+                .scalar("i", 1 << 30)
+                .array("x", &mut x, &[3]),
+        )
+        .unwrap_err();
+    assert!(matches!(&e, CallError::Unguarded { function } if function == "get"));
+    assert!(e.to_string().contains("call_unchecked"), "{e}");
+    // SAFETY: index 2 of a 3-element array.
+    let r = unsafe {
+        k.call_unchecked(
+            &mut Args::new()
+                .scalar("n", 3)
+                .scalar("i", 2)
+                .array("x", &mut x, &[3]),
+        )
+    };
+    assert_eq!(r.unwrap(), Some(Scalar::F64(3.0)));
+    // The same through `Compiled`.
+    let c = k.compiled();
+    let mut args = vec![
+        ArgValue::Scalar(Scalar::I32(3)),
+        ArgValue::Scalar(Scalar::I32(1 << 30)),
+        ArgValue::Array(ArrayData {
+            shape: vec![3],
+            elems: ArrayElems::F64(x.clone()),
+        }),
+    ];
+    let e = c.call(k.func_id(), &mut args).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::BadCall { .. }), "{e}");
+    // With guards `call_unchecked` is `call`.
+    let g = Kernel::compile(src, "get", &Options::default()).unwrap();
+    // SAFETY: guarded code.
+    let e = unsafe {
+        g.call_unchecked(
+            &mut Args::new()
+                .scalar("n", 3)
+                .scalar("i", 3)
+                .array("x", &mut x, &[3]),
+        )
+    }
+    .unwrap_err();
+    assert!(matches!(
+        e.runtime().map(|r| &r.kind),
+        Some(ErrorKind::IndexOutOfBounds { .. })
+    ));
+}
+
+/// Recursion whose frames do not fit in a 2 MiB stack: 9,000 calls deep (below the default
+/// limit of 10,000), each frame holding 40 doubles live across the call. It used to abort
+/// the process with a native stack overflow in the JIT; now the JIT switches to a stack
+/// large enough for the depth limit, and the interpreter grows its stack on the heap: both
+/// give the result.
+const DEEP: &str = "double deep(int n, double x, double a[40]) {
+    if (n == 0) return x;
+    double v0 = a[0] * x + n; double v1 = a[1] * x + n; double v2 = a[2] * x + n;
+    double v3 = a[3] * x + n; double v4 = a[4] * x + n; double v5 = a[5] * x + n;
+    double v6 = a[6] * x + n; double v7 = a[7] * x + n; double v8 = a[8] * x + n;
+    double v9 = a[9] * x + n; double v10 = a[10] * x + n; double v11 = a[11] * x + n;
+    double v12 = a[12] * x + n; double v13 = a[13] * x + n; double v14 = a[14] * x + n;
+    double v15 = a[15] * x + n; double v16 = a[16] * x + n; double v17 = a[17] * x + n;
+    double v18 = a[18] * x + n; double v19 = a[19] * x + n; double v20 = a[20] * x + n;
+    a[n % 40] += 1.0;
+    double r = deep(n - 1, x + 1.0, a);
+    return r + (v0 * v1 + v2 * v3 + v4 * v5 + v6 * v7 + v8 * v9 + v10 * v11 + v12 * v13
+        + v14 * v15 + v16 * v17 + v18 * v19 + v20) * 1e-9;
+}";
+
+fn deep_args(n: i32) -> Vec<ArgValue> {
+    vec![
+        ArgValue::Scalar(Scalar::I32(n)),
+        ArgValue::Scalar(Scalar::F64(0.5)),
+        ArgValue::Array(ArrayData {
+            shape: vec![40],
+            elems: ArrayElems::F64((0..40).map(|i| i as f64 * 0.25).collect()),
+        }),
+    ]
+}
+
+#[test]
+fn deep_recursion_on_a_small_stack_is_not_a_crash() {
+    let (prog, fid) = program(DEEP);
+    let prog = Arc::new(prog);
+    let jit = Arc::new(tessera_jit::Compiled::compile(&prog, &Options::default()).unwrap());
+    for n in [9_000, 10_000] {
+        let (p, j) = (prog.clone(), jit.clone());
+        let (ri, rj, ai, aj) = on_small_stack(move || {
+            let mut ai = deep_args(n);
+            let mut aj = deep_args(n);
+            let ri = tessera_interp::call(&p, fid, &mut ai, Limits::default());
+            let rj = j.call(fid, &mut aj);
+            (ri, rj, ai, aj)
+        });
+        assert_eq!(ri, rj, "depth {n}");
+        assert_eq!(ai, aj, "depth {n}");
+        if n == 9_000 {
+            assert!(ri.is_ok(), "{ri:?}");
+        } else {
+            assert_eq!(
+                ri.unwrap_err().kind,
+                ErrorKind::StackOverflow { limit: 10_000 }
+            );
+        }
+    }
+    // Through `Kernel::call` on a small stack too.
+    let k = Kernel::compile(DEEP, "deep", &Options::default()).unwrap();
+    let r = on_small_stack(move || {
+        let mut a: Vec<f64> = (0..40).map(|i| i as f64 * 0.25).collect();
+        k.call(
+            &mut Args::new()
+                .scalar("n", 9_000)
+                .scalar("x", 0.5)
+                .array("a", &mut a, &[40]),
+        )
+        .map_err(|e| e.to_string())
+    });
+    assert!(r.is_ok(), "{r:?}");
+}
+
+/// When the native stack does run out first (here: a depth limit raised to 10^8, which no
+/// stack the JIT switches to covers), the JIT reports a `stack overflow` error instead of
+/// crashing; the thread stays usable.
+#[test]
+fn native_stack_exhaustion_is_an_error() {
+    let (prog, fid) = program(DEEP);
+    let opts = Options {
+        limits: Limits {
+            max_call_depth: 100_000_000,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let jit = Arc::new(tessera_jit::Compiled::compile(&prog, &opts).unwrap());
+    let e = on_small_stack(move || {
+        let e = jit.call(fid, &mut deep_args(50_000_000)).unwrap_err();
+        // Still fine afterwards.
+        assert!(jit.call(fid, &mut deep_args(100)).is_ok());
+        e
+    });
+    assert_eq!(e.kind, ErrorKind::NativeStackOverflow);
+    assert_eq!(e.function, "deep");
+    assert!(e.to_string().contains("stack overflow"), "{e}");
+}
+
+/// A 20,000-statement straight-line function (one guarded access per statement) compiles
+/// and gives the interpreter's result. Such functions took minutes in the O3 pipeline
+/// (InstCombine's queries over thousands of guards on the same extent); huge functions
+/// now get their implied guards folded first and the O1 pipeline. No timing threshold.
+#[test]
+fn huge_straight_line_function_compiles() {
+    let mut src = String::from("long h(int n, long v[n]) {\n    long k = 1;\n");
+    for i in 0..20_000 {
+        src += &format!(
+            "    k = k * {} + v[{}] / {};\n",
+            i % 7 + 2,
+            i % 64,
+            i % 5 + 1
+        );
+    }
+    src += "    return k;\n}\n";
+    let k = Kernel::compile(&src, "h", &Options::default()).unwrap();
+    let v: Vec<i64> = (0..64).map(|i| i * 3 - 50).collect();
+    let mut vj = v.clone();
+    let r = k
+        .call(&mut Args::new().scalar("n", 64).array("v", &mut vj, &[64]))
+        .unwrap();
+    let mut args = vec![
+        ArgValue::Scalar(Scalar::I32(64)),
+        ArgValue::Array(ArrayData {
+            shape: vec![64],
+            elems: ArrayElems::I64(v),
+        }),
+    ];
+    assert_eq!(r, interp(&src, "h", &mut args));
+    // Too short an array: the guards are still there.
+    let mut short = vec![0i64; 10];
+    let e = k
+        .call(&mut Args::new().scalar("n", 10).array("v", &mut short, &[10]))
+        .unwrap_err();
+    assert!(matches!(
+        e.runtime().map(|r| &r.kind),
+        Some(ErrorKind::IndexOutOfBounds { .. })
+    ));
+}

@@ -753,14 +753,25 @@ fn api_ir_asm_cache_and_options() {
         },
     )
     .unwrap();
+    // SAFETY: the accesses of `f(2, x[2])` are in bounds.
     assert_eq!(
-        j.call(
-            tessera_ir::FuncId(0),
-            &mut [si(2), f64a(vec![2], vec![1.0, 2.0])]
-        )
+        unsafe {
+            j.call_unchecked(
+                tessera_ir::FuncId(0),
+                &mut [si(2), f64a(vec![2], vec![1.0, 2.0])],
+            )
+        }
         .unwrap(),
         Some(Scalar::F64(6.0))
     );
+    // The safe call refuses unguarded code.
+    let e = j
+        .call(
+            tessera_ir::FuncId(0),
+            &mut [si(2), f64a(vec![2], vec![1.0, 2.0])],
+        )
+        .unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::BadCall { .. }), "{e}");
 }
 
 #[test]

@@ -61,6 +61,13 @@ fn available_parallelism() -> usize {
         .unwrap_or(1)
 }
 
+/// Stack size of the pool's workers. Kernels called on a worker (skeletons) and parallel
+/// loops' chunks recurse on it: 64 MiB leaves room for the default call-depth limit
+/// (10,000 calls) of interpreted and JIT-compiled kernels without switching stacks, and is
+/// only reserved address space until used. Both back ends also check the real remaining
+/// stack, so a deeper recursion is an error, never a crash.
+pub const WORKER_STACK: usize = 64 << 20;
+
 /// The process-wide runtime (see [`Runtime::global`]).
 static GLOBAL: OnceLock<Runtime> = OnceLock::new();
 
@@ -73,6 +80,7 @@ impl Runtime {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .thread_name(|i| format!("tessera-worker-{i}"))
+            .stack_size(WORKER_STACK)
             .build()
             .map_err(|e| RuntimeError::PoolBuild(e.to_string()))?;
         Ok(Runtime { pool, threads: n })
