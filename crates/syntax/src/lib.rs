@@ -18,9 +18,12 @@ use std::collections::HashMap;
 /// (`-D NAME=value`). Returns the unit, or all errors found.
 pub fn parse(src: &str, overrides: &HashMap<String, String>) -> Result<ast::Unit, Vec<Diagnostic>> {
     let lexed = lexer::lex(src, overrides);
+    let mut diags = lexed.diags;
+    if lexed.fatal {
+        return Err(diags);
+    }
     let mut p = parser::Parser::new(&lexed.tokens, &lexed.includes);
     let functions = p.unit();
-    let mut diags = lexed.diags;
     diags.extend(p.diags);
     if diags.is_empty() {
         Ok(ast::Unit {
