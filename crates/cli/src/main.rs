@@ -246,7 +246,8 @@ struct RunArgs {
     /// Execution mode: interp (reference interpreter), jit, opt.
     #[arg(long, value_enum, default_value = "interp")]
     mode: Mode,
-    /// Worker threads for parallel modes: --threads 2 (default: TESSERA_THREADS or all cores).
+    /// Worker threads for parallel modes: --threads 2 (default: TESSERA_THREADS or all cores;
+    /// 1 to 1024, and at most 64 per available core).
     #[arg(long)]
     threads: Option<usize>,
     /// Stop with an error after this many loop iterations and calls (guards against
@@ -304,7 +305,8 @@ struct SkelArgs {
     /// How tasks run the entry: interp (reference interpreter) or jit.
     #[arg(long, value_enum, default_value = "interp")]
     mode: Mode,
-    /// Worker threads (default: TESSERA_THREADS or all cores).
+    /// Worker threads (default: TESSERA_THREADS or all cores; 1 to 1024, and at most 64 per
+    /// available core).
     #[arg(long)]
     threads: Option<usize>,
     /// Print every decision (adaptive) or every task (fixed τ).
@@ -324,7 +326,40 @@ fn parse_range_i64(s: &str, what: &str) -> Result<(i64, i64), Failure> {
     ))
 }
 
+/// Checks a `--threads` value (and `TESSERA_THREADS` where it is not given) before any work:
+/// at least 1, at most 1024 and at most 64 per available core (exit 2 otherwise, in `run` and
+/// `skel` alike).
+fn check_threads(threads: Option<usize>) -> Result<(), Failure> {
+    let env = std::env::var(tessera_runtime::THREADS_ENV).ok();
+    let cores = tessera_runtime::available_parallelism();
+    match tessera_runtime::resolve_threads(threads, env.as_deref(), cores) {
+        Ok(_) => Ok(()),
+        Err(tessera_runtime::RuntimeError::ZeroThreads) => {
+            Err(usage("--threads must be at least 1, got 0"))
+        }
+        Err(tessera_runtime::RuntimeError::TooManyThreads { requested, max, .. }) => {
+            let what = match threads {
+                Some(_) => "--threads",
+                None => tessera_runtime::THREADS_ENV,
+            };
+            Err(usage(if requested > tessera_runtime::MAX_THREADS {
+                format!(
+                    "{what} {requested}: at most {} worker threads are allowed (and at most 64 per available core)",
+                    tessera_runtime::MAX_THREADS
+                )
+            } else {
+                format!(
+                    "{what} {requested}: at most 64 worker threads per available core are allowed ({max} with {cores} core{} here)",
+                    if cores == 1 { "" } else { "s" }
+                )
+            }))
+        }
+        Err(e) => Err(usage(e.to_string())),
+    }
+}
+
 fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
+    check_threads(a.threads)?;
     let (lo, hi) = parse_range_i64(&a.over, "--over")?;
     let window = if a.adaptive {
         let bad = || {
@@ -751,6 +786,7 @@ enum Init {
 }
 
 fn run(a: RunArgs) -> Result<(), Failure> {
+    check_threads(a.threads)?;
     let init = match a.init.as_str() {
         "zeros" => Init::Zeros,
         "random" => Init::Random(1),
