@@ -282,6 +282,11 @@ impl<'p> Machine<'p> {
     }
 
     fn exec(&mut self, fr: &mut Frame, s: &Stmt) -> R<Flow> {
+        // `else if` chains nest statements as deep as they are long.
+        stacker::maybe_grow(128 * 1024, 8 * 1024 * 1024, || self.exec_inner(fr, s))
+    }
+
+    fn exec_inner(&mut self, fr: &mut Frame, s: &Stmt) -> R<Flow> {
         match s {
             Stmt::Decl { var, init } => {
                 let t = self.func(fr).var(*var).scalar_ty();
