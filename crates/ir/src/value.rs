@@ -304,3 +304,80 @@ pub enum ArgValue {
     /// An array parameter; after the call it holds the kernel's results.
     Array(ArrayData),
 }
+
+/// `fmin` as Tessera defines it (IEEE 754-2019 `minimumNumber`): a NaN operand is ignored
+/// unless both are NaN (then the result is NaN); `-0.0` is less than `+0.0`.
+pub fn fmin_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a < b {
+        a
+    } else if b < a {
+        b
+    } else {
+        // Equal: the same bits, or zeros of either sign (-0 if either is -0).
+        f64::from_bits(a.to_bits() | b.to_bits())
+    }
+}
+
+/// `fmax` as Tessera defines it (IEEE 754-2019 `maximumNumber`): a NaN operand is ignored
+/// unless both are NaN; `+0.0` is greater than `-0.0`.
+pub fn fmax_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a > b {
+        a
+    } else if b > a {
+        b
+    } else {
+        f64::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
+/// [`fmin_f64`] on `float` (`fminf`).
+pub fn fmin_f32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a < b {
+        a
+    } else if b < a {
+        b
+    } else {
+        f32::from_bits(a.to_bits() | b.to_bits())
+    }
+}
+
+/// [`fmax_f64`] on `float` (`fmaxf`).
+pub fn fmax_f32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a > b {
+        a
+    } else if b > a {
+        b
+    } else {
+        f32::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
+#[cfg(test)]
+mod minmax_tests {
+    use super::*;
+    #[test]
+    fn signed_zeros_and_nans() {
+        let bits = |x: f64| x.to_bits();
+        assert_eq!(bits(fmin_f64(0.0, -0.0)), bits(-0.0));
+        assert_eq!(bits(fmin_f64(-0.0, 0.0)), bits(-0.0));
+        assert_eq!(bits(fmax_f64(0.0, -0.0)), bits(0.0));
+        assert_eq!(bits(fmax_f64(-0.0, 0.0)), bits(0.0));
+        assert_eq!(fmin_f64(f64::NAN, 1.0), 1.0);
+        assert_eq!(fmin_f64(1.0, f64::NAN), 1.0);
+        assert_eq!(fmax_f64(f64::NAN, -1.0), -1.0);
+        assert!(fmin_f64(f64::NAN, f64::NAN).is_nan());
+        assert_eq!(fmin_f64(2.0, -3.0), -3.0);
+        assert_eq!(fmax_f64(2.0, -3.0), 2.0);
+        assert_eq!(fmin_f32(0.0, -0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(fmax_f32(-0.0, 0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(fmax_f32(f32::NAN, 5.0), 5.0);
+    }
+}
