@@ -188,6 +188,21 @@ impl ArrayElems {
             (a, x) => panic!("type confusion: storing {:?} into {} array", x, a.ty()),
         }
     }
+    /// Replaces every NaN by the canonical quiet NaN (`f64::NAN`, `f32::NAN`: positive, payload
+    /// zero), as checksums and comparisons do (see `docs/language.md`).
+    pub fn canonicalize_nans(&mut self) {
+        match self {
+            ArrayElems::F64(v) => v
+                .iter_mut()
+                .filter(|x| x.is_nan())
+                .for_each(|x| *x = f64::NAN),
+            ArrayElems::F32(v) => v
+                .iter_mut()
+                .filter(|x| x.is_nan())
+                .for_each(|x| *x = f32::NAN),
+            _ => {}
+        }
+    }
     /// Little-endian bytes of the elements (bool as one byte 0/1), as stored in `.npy` files.
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
@@ -271,9 +286,13 @@ impl ArrayData {
                 .for_each(|x| *x = (next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)),
         }
     }
-    /// An order-sensitive checksum of the elements: FNV-1a over their little-endian bytes.
+    /// An order-sensitive checksum of the elements: FNV-1a over their little-endian bytes,
+    /// every NaN first replaced by the canonical quiet NaN (`0x7ff8000000000000`,
+    /// `0x7fc00000`): the sign and payload of a NaN result are unspecified.
     pub fn checksum(&self) -> u64 {
-        fnv1a(&self.elems.to_le_bytes())
+        let mut canon = self.elems.clone();
+        canon.canonicalize_nans();
+        fnv1a(&canon.to_le_bytes())
     }
     /// The sum of the elements as `f64` (a human-readable summary).
     pub fn sum(&self) -> f64 {
@@ -379,5 +398,31 @@ mod minmax_tests {
         assert_eq!(fmin_f32(0.0, -0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!(fmax_f32(-0.0, 0.0).to_bits(), 0.0f32.to_bits());
         assert_eq!(fmax_f32(f32::NAN, 5.0), 5.0);
+    }
+}
+
+#[cfg(test)]
+mod nan_tests {
+    use super::*;
+    #[test]
+    fn checksums_canonicalise_nans() {
+        let a = ArrayData {
+            shape: vec![2],
+            elems: ArrayElems::F64(vec![f64::from_bits(0xfff8_0000_0000_0000), 1.0]),
+        };
+        let b = ArrayData {
+            shape: vec![2],
+            elems: ArrayElems::F64(vec![f64::from_bits(0x7ff8_0000_0000_0001), 1.0]),
+        };
+        assert_eq!(a.checksum(), b.checksum());
+        let c = ArrayData {
+            shape: vec![1],
+            elems: ArrayElems::F32(vec![f32::from_bits(0xffc0_0001)]),
+        };
+        let d = ArrayData {
+            shape: vec![1],
+            elems: ArrayElems::F32(vec![f32::NAN]),
+        };
+        assert_eq!(c.checksum(), d.checksum());
     }
 }
