@@ -358,9 +358,30 @@ fn check_threads(threads: Option<usize>) -> Result<(), Failure> {
     }
 }
 
+/// The most elements `skel --over LO..HI` may span.
+const MAX_SKEL_RANGE: i64 = 1 << 30;
+
 fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
     check_threads(a.threads)?;
+    // The trace file is created before the run, so that a bad path fails at once (exit 2).
+    let trace = match &a.trace {
+        Some(path) => Some(std::fs::File::create(path).map_err(|e| {
+            usage(format!(
+                "--trace {}: cannot create the file: {e}",
+                path.display()
+            ))
+        })?),
+        None => None,
+    };
     let (lo, hi) = parse_range_i64(&a.over, "--over")?;
+    // The elements are materialised (chunk, stride, rayon) or halved (divconq): the size
+    // must be representable and modest.
+    match hi.checked_sub(lo) {
+        Some(n) if n <= MAX_SKEL_RANGE => {}
+        _ => return Err(usage(format!(
+            "--over {lo}..{hi}: the range has more than {MAX_SKEL_RANGE} elements (at most 2^30)"
+        ))),
+    }
     let window = if a.adaptive {
         let bad = || {
             usage(format!(
@@ -523,8 +544,9 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
         },
     })?;
     print!("{}", out.log);
-    if let Some(path) = &a.trace {
-        std::fs::write(path, &out.log)
+    if let (Some(path), Some(mut file)) = (&a.trace, trace) {
+        use std::io::Write;
+        file.write_all(out.log.as_bytes())
             .map_err(|e| usage(format!("cannot write `{}`: {e}", path.display())))?;
     }
     match out.int_sum {
@@ -693,14 +715,20 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
 }
 
 fn parse_defines(defs: &[String]) -> Result<Vec<(String, String)>, Failure> {
-    defs.iter()
-        .map(|d| match d.split_once('=') {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for d in defs {
+        match d.split_once('=') {
             Some((n, v)) if !n.trim().is_empty() => {
-                Ok((n.trim().to_string(), v.trim().to_string()))
+                let n = n.trim().to_string();
+                if out.iter().any(|(m, _)| *m == n) {
+                    return Err(usage(format!("-D {n} is given more than once")));
+                }
+                out.push((n, v.trim().to_string()));
             }
-            _ => Err(usage(format!("-D expects NAME=VALUE, got `{d}`"))),
-        })
-        .collect()
+            _ => return Err(usage(format!("-D expects NAME=VALUE, got `{d}`"))),
+        }
+    }
+    Ok(out)
 }
 
 fn load(file: &Path, defs: &[(String, String)]) -> Result<(SourceFile, Program), Failure> {
@@ -785,8 +813,29 @@ enum Init {
     Zeros,
 }
 
+/// Creates an output directory before anything runs, so that a bad `--out` fails at once
+/// (exit 2) rather than after the kernel ran.
+fn prepare_dir(dir: &Path, flag: &str) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        usage(format!(
+            "{flag} {}: cannot create the directory: {e}",
+            dir.display()
+        ))
+    })?;
+    let probe = dir.join(".tessera-write-test");
+    std::fs::write(&probe, b"")
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|e| usage(format!("{flag} {}: cannot write there: {e}", dir.display())))
+}
+
 fn run(a: RunArgs) -> Result<(), Failure> {
     check_threads(a.threads)?;
+    if let Some(dir) = &a.out {
+        prepare_dir(dir, "--out")?;
+    }
+    if let Some(dir) = &a.save_inputs {
+        prepare_dir(dir, "--save-inputs")?;
+    }
     let init = match a.init.as_str() {
         "zeros" => Init::Zeros,
         "random" => Init::Random(1),
@@ -883,7 +932,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 f.name
             )));
         }
-        inputs.insert(n.to_string(), PathBuf::from(p));
+        if inputs.insert(n.to_string(), PathBuf::from(p)).is_some() {
+            return Err(usage(format!("--input {n} is given more than once")));
+        }
     }
     let mut args = Vec::new();
     for (k, p) in f.params.iter().enumerate() {

@@ -82,8 +82,12 @@ impl Scalar {
                 "0" | "false" => Scalar::Bool(false),
                 _ => return Err(bad()),
             },
-            ScalarTy::I32 => Scalar::I32(t.parse().map_err(|_| bad())?),
-            ScalarTy::I64 => Scalar::I64(t.parse().map_err(|_| bad())?),
+            ScalarTy::I32 => Scalar::I32(
+                parse_c_int(t)
+                    .and_then(|v| i32::try_from(v).ok())
+                    .ok_or_else(bad)?,
+            ),
+            ScalarTy::I64 => Scalar::I64(parse_c_int(t).ok_or_else(bad)?),
             ScalarTy::F32 => Scalar::F32(t.parse().map_err(|_| bad())?),
             ScalarTy::F64 => Scalar::F64(t.parse().map_err(|_| bad())?),
         })
@@ -305,6 +309,33 @@ impl ArrayData {
     }
 }
 
+/// An integer as C spells it, optionally signed: decimal, octal with a leading `0` (`010` is
+/// 8, as in a `#define`), or hexadecimal with `0x`. `None` if it is not one or overflows.
+pub fn parse_c_int(t: &str) -> Option<i64> {
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    if digits.is_empty() || digits.starts_with(['+', '-']) {
+        return None;
+    }
+    let mag = if let Some(h) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        u64::from_str_radix(h, 16).ok()?
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        u64::from_str_radix(&digits[1..], 8).ok()?
+    } else {
+        digits.parse::<u64>().ok()?
+    };
+    if neg {
+        0i64.checked_sub_unsigned(mag)
+    } else {
+        i64::try_from(mag).ok()
+    }
+}
+
 /// 64-bit FNV-1a hash.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -424,5 +455,23 @@ mod nan_tests {
             elems: ArrayElems::F32(vec![f32::NAN]),
         };
         assert_eq!(c.checksum(), d.checksum());
+    }
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::*;
+    #[test]
+    fn c_integers() {
+        assert_eq!(parse_c_int("010"), Some(8));
+        assert_eq!(parse_c_int("10"), Some(10));
+        assert_eq!(parse_c_int("0"), Some(0));
+        assert_eq!(parse_c_int("-0x1F"), Some(-31));
+        assert_eq!(parse_c_int("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_c_int("9223372036854775808"), None);
+        assert_eq!(parse_c_int("08"), None);
+        assert_eq!(parse_c_int("--1"), None);
+        assert_eq!(Scalar::parse("010", ScalarTy::I32), Ok(Scalar::I32(8)));
+        assert!(Scalar::parse("4294967296", ScalarTy::I32).is_err());
     }
 }
