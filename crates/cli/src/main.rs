@@ -246,7 +246,8 @@ struct RunArgs {
     /// Execution mode: interp (reference interpreter), jit, opt.
     #[arg(long, value_enum, default_value = "interp")]
     mode: Mode,
-    /// Worker threads for parallel modes: --threads 2 (default: TESSERA_THREADS or all cores).
+    /// Worker threads for parallel modes: --threads 2 (default: TESSERA_THREADS or all cores;
+    /// 1 to 1024, and at most 64 per available core).
     #[arg(long)]
     threads: Option<usize>,
     /// Stop with an error after this many loop iterations and calls (guards against
@@ -304,7 +305,8 @@ struct SkelArgs {
     /// How tasks run the entry: interp (reference interpreter) or jit.
     #[arg(long, value_enum, default_value = "interp")]
     mode: Mode,
-    /// Worker threads (default: TESSERA_THREADS or all cores).
+    /// Worker threads (default: TESSERA_THREADS or all cores; 1 to 1024, and at most 64 per
+    /// available core).
     #[arg(long)]
     threads: Option<usize>,
     /// Print every decision (adaptive) or every task (fixed τ).
@@ -324,8 +326,62 @@ fn parse_range_i64(s: &str, what: &str) -> Result<(i64, i64), Failure> {
     ))
 }
 
+/// Checks a `--threads` value (and `TESSERA_THREADS` where it is not given) before any work:
+/// at least 1, at most 1024 and at most 64 per available core (exit 2 otherwise, in `run` and
+/// `skel` alike).
+fn check_threads(threads: Option<usize>) -> Result<(), Failure> {
+    let env = std::env::var(tessera_runtime::THREADS_ENV).ok();
+    let cores = tessera_runtime::available_parallelism();
+    match tessera_runtime::resolve_threads(threads, env.as_deref(), cores) {
+        Ok(_) => Ok(()),
+        Err(tessera_runtime::RuntimeError::ZeroThreads) => {
+            Err(usage("--threads must be at least 1, got 0"))
+        }
+        Err(tessera_runtime::RuntimeError::TooManyThreads { requested, max, .. }) => {
+            let what = match threads {
+                Some(_) => "--threads",
+                None => tessera_runtime::THREADS_ENV,
+            };
+            Err(usage(if requested > tessera_runtime::MAX_THREADS {
+                format!(
+                    "{what} {requested}: at most {} worker threads are allowed (and at most 64 per available core)",
+                    tessera_runtime::MAX_THREADS
+                )
+            } else {
+                format!(
+                    "{what} {requested}: at most 64 worker threads per available core are allowed ({max} with {cores} core{} here)",
+                    if cores == 1 { "" } else { "s" }
+                )
+            }))
+        }
+        Err(e) => Err(usage(e.to_string())),
+    }
+}
+
+/// The most elements `skel --over LO..HI` may span.
+const MAX_SKEL_RANGE: i64 = 1 << 30;
+
 fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
+    check_threads(a.threads)?;
+    // The trace file is created before the run, so that a bad path fails at once (exit 2).
+    let trace = match &a.trace {
+        Some(path) => Some(std::fs::File::create(path).map_err(|e| {
+            usage(format!(
+                "--trace {}: cannot create the file: {e}",
+                path.display()
+            ))
+        })?),
+        None => None,
+    };
     let (lo, hi) = parse_range_i64(&a.over, "--over")?;
+    // The elements are materialised (chunk, stride, rayon) or halved (divconq): the size
+    // must be representable and modest.
+    match hi.checked_sub(lo) {
+        Some(n) if n <= MAX_SKEL_RANGE => {}
+        _ => return Err(usage(format!(
+            "--over {lo}..{hi}: the range has more than {MAX_SKEL_RANGE} elements (at most 2^30)"
+        ))),
+    }
     let window = if a.adaptive {
         let bad = || {
             usage(format!(
@@ -488,8 +544,9 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
         },
     })?;
     print!("{}", out.log);
-    if let Some(path) = &a.trace {
-        std::fs::write(path, &out.log)
+    if let (Some(path), Some(mut file)) = (&a.trace, trace) {
+        use std::io::Write;
+        file.write_all(out.log.as_bytes())
             .map_err(|e| usage(format!("cannot write `{}`: {e}", path.display())))?;
     }
     match out.int_sum {
@@ -658,14 +715,20 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
 }
 
 fn parse_defines(defs: &[String]) -> Result<Vec<(String, String)>, Failure> {
-    defs.iter()
-        .map(|d| match d.split_once('=') {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for d in defs {
+        match d.split_once('=') {
             Some((n, v)) if !n.trim().is_empty() => {
-                Ok((n.trim().to_string(), v.trim().to_string()))
+                let n = n.trim().to_string();
+                if out.iter().any(|(m, _)| *m == n) {
+                    return Err(usage(format!("-D {n} is given more than once")));
+                }
+                out.push((n, v.trim().to_string()));
             }
-            _ => Err(usage(format!("-D expects NAME=VALUE, got `{d}`"))),
-        })
-        .collect()
+            _ => return Err(usage(format!("-D expects NAME=VALUE, got `{d}`"))),
+        }
+    }
+    Ok(out)
 }
 
 fn load(file: &Path, defs: &[(String, String)]) -> Result<(SourceFile, Program), Failure> {
@@ -750,7 +813,29 @@ enum Init {
     Zeros,
 }
 
+/// Creates an output directory before anything runs, so that a bad `--out` fails at once
+/// (exit 2) rather than after the kernel ran.
+fn prepare_dir(dir: &Path, flag: &str) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        usage(format!(
+            "{flag} {}: cannot create the directory: {e}",
+            dir.display()
+        ))
+    })?;
+    let probe = dir.join(".tessera-write-test");
+    std::fs::write(&probe, b"")
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|e| usage(format!("{flag} {}: cannot write there: {e}", dir.display())))
+}
+
 fn run(a: RunArgs) -> Result<(), Failure> {
+    check_threads(a.threads)?;
+    if let Some(dir) = &a.out {
+        prepare_dir(dir, "--out")?;
+    }
+    if let Some(dir) = &a.save_inputs {
+        prepare_dir(dir, "--save-inputs")?;
+    }
     let init = match a.init.as_str() {
         "zeros" => Init::Zeros,
         "random" => Init::Random(1),
@@ -847,7 +932,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 f.name
             )));
         }
-        inputs.insert(n.to_string(), PathBuf::from(p));
+        if inputs.insert(n.to_string(), PathBuf::from(p)).is_some() {
+            return Err(usage(format!("--input {n} is given more than once")));
+        }
     }
     let mut args = Vec::new();
     for (k, p) in f.params.iter().enumerate() {

@@ -341,6 +341,9 @@ pub fn run(
             .flat_map(|r| match r.convert(ret) {
                 Scalar::I32(x) => x.to_le_bytes().to_vec(),
                 Scalar::I64(x) => x.to_le_bytes().to_vec(),
+                // NaNs canonicalised, as in array checksums.
+                Scalar::F32(x) if x.is_nan() => f32::NAN.to_le_bytes().to_vec(),
+                Scalar::F64(x) if x.is_nan() => f64::NAN.to_le_bytes().to_vec(),
                 Scalar::F32(x) => x.to_le_bytes().to_vec(),
                 Scalar::F64(x) => x.to_le_bytes().to_vec(),
                 Scalar::Bool(b) => vec![b as u8],

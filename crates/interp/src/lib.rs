@@ -23,16 +23,12 @@ mod libm {
         pub fn sin(x: f64) -> f64;
         pub fn cos(x: f64) -> f64;
         pub fn tanh(x: f64) -> f64;
-        pub fn fmin(x: f64, y: f64) -> f64;
-        pub fn fmax(x: f64, y: f64) -> f64;
         pub fn expf(x: f32) -> f32;
         pub fn logf(x: f32) -> f32;
         pub fn powf(x: f32, y: f32) -> f32;
         pub fn sinf(x: f32) -> f32;
         pub fn cosf(x: f32) -> f32;
         pub fn tanhf(x: f32) -> f32;
-        pub fn fminf(x: f32, y: f32) -> f32;
-        pub fn fmaxf(x: f32, y: f32) -> f32;
     }
 }
 
@@ -348,6 +344,11 @@ impl<'p> Machine<'p> {
     }
 
     fn exec(&mut self, fr: &mut Frame, s: &Stmt) -> R<Flow> {
+        // `else if` chains nest statements as deep as they are long.
+        stacker::maybe_grow(128 * 1024, 8 * 1024 * 1024, || self.exec_inner(fr, s))
+    }
+
+    fn exec_inner(&mut self, fr: &mut Frame, s: &Stmt) -> R<Flow> {
         match s {
             Stmt::Decl { var, init } => {
                 let t = self.func(fr).var(*var).scalar_ty();
@@ -872,8 +873,8 @@ pub fn builtin(b: Builtin, x: Scalar, y: Scalar) -> Scalar {
             (Builtin::Sin, F64(a), _) => F64(libm::sin(a)),
             (Builtin::Cos, F64(a), _) => F64(libm::cos(a)),
             (Builtin::Tanh, F64(a), _) => F64(libm::tanh(a)),
-            (Builtin::Fmin, F64(a), F64(b)) => F64(libm::fmin(a, b)),
-            (Builtin::Fmax, F64(a), F64(b)) => F64(libm::fmax(a, b)),
+            (Builtin::Fmin, F64(a), F64(b)) => F64(tessera_ir::fmin_f64(a, b)),
+            (Builtin::Fmax, F64(a), F64(b)) => F64(tessera_ir::fmax_f64(a, b)),
             (Builtin::Sqrt, F32(a), _) => F32(a.sqrt()),
             (Builtin::Exp, F32(a), _) => F32(libm::expf(a)),
             (Builtin::Log, F32(a), _) => F32(libm::logf(a)),
@@ -884,8 +885,8 @@ pub fn builtin(b: Builtin, x: Scalar, y: Scalar) -> Scalar {
             (Builtin::Sin, F32(a), _) => F32(libm::sinf(a)),
             (Builtin::Cos, F32(a), _) => F32(libm::cosf(a)),
             (Builtin::Tanh, F32(a), _) => F32(libm::tanhf(a)),
-            (Builtin::Fmin, F32(a), F32(b)) => F32(libm::fminf(a, b)),
-            (Builtin::Fmax, F32(a), F32(b)) => F32(libm::fmaxf(a, b)),
+            (Builtin::Fmin, F32(a), F32(b)) => F32(tessera_ir::fmin_f32(a, b)),
+            (Builtin::Fmax, F32(a), F32(b)) => F32(tessera_ir::fmax_f32(a, b)),
             (b, x, _) => unreachable!("builtin {b:?} on {}", x.ty()),
         }
     }

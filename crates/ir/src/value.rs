@@ -82,8 +82,12 @@ impl Scalar {
                 "0" | "false" => Scalar::Bool(false),
                 _ => return Err(bad()),
             },
-            ScalarTy::I32 => Scalar::I32(t.parse().map_err(|_| bad())?),
-            ScalarTy::I64 => Scalar::I64(t.parse().map_err(|_| bad())?),
+            ScalarTy::I32 => Scalar::I32(
+                parse_c_int(t)
+                    .and_then(|v| i32::try_from(v).ok())
+                    .ok_or_else(bad)?,
+            ),
+            ScalarTy::I64 => Scalar::I64(parse_c_int(t).ok_or_else(bad)?),
             ScalarTy::F32 => Scalar::F32(t.parse().map_err(|_| bad())?),
             ScalarTy::F64 => Scalar::F64(t.parse().map_err(|_| bad())?),
         })
@@ -188,6 +192,21 @@ impl ArrayElems {
             (a, x) => panic!("type confusion: storing {:?} into {} array", x, a.ty()),
         }
     }
+    /// Replaces every NaN by the canonical quiet NaN (`f64::NAN`, `f32::NAN`: positive, payload
+    /// zero), as checksums and comparisons do (see `docs/language.md`).
+    pub fn canonicalize_nans(&mut self) {
+        match self {
+            ArrayElems::F64(v) => v
+                .iter_mut()
+                .filter(|x| x.is_nan())
+                .for_each(|x| *x = f64::NAN),
+            ArrayElems::F32(v) => v
+                .iter_mut()
+                .filter(|x| x.is_nan())
+                .for_each(|x| *x = f32::NAN),
+            _ => {}
+        }
+    }
     /// Little-endian bytes of the elements (bool as one byte 0/1), as stored in `.npy` files.
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
@@ -271,9 +290,13 @@ impl ArrayData {
                 .for_each(|x| *x = (next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)),
         }
     }
-    /// An order-sensitive checksum of the elements: FNV-1a over their little-endian bytes.
+    /// An order-sensitive checksum of the elements: FNV-1a over their little-endian bytes,
+    /// every NaN first replaced by the canonical quiet NaN (`0x7ff8000000000000`,
+    /// `0x7fc00000`): the sign and payload of a NaN result are unspecified.
     pub fn checksum(&self) -> u64 {
-        fnv1a(&self.elems.to_le_bytes())
+        let mut canon = self.elems.clone();
+        canon.canonicalize_nans();
+        fnv1a(&canon.to_le_bytes())
     }
     /// The sum of the elements as `f64` (a human-readable summary).
     pub fn sum(&self) -> f64 {
@@ -283,6 +306,33 @@ impl ArrayData {
                 _ => unreachable!(),
             })
             .sum()
+    }
+}
+
+/// An integer as C spells it, optionally signed: decimal, octal with a leading `0` (`010` is
+/// 8, as in a `#define`), or hexadecimal with `0x`. `None` if it is not one or overflows.
+pub fn parse_c_int(t: &str) -> Option<i64> {
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    if digits.is_empty() || digits.starts_with(['+', '-']) {
+        return None;
+    }
+    let mag = if let Some(h) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        u64::from_str_radix(h, 16).ok()?
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        u64::from_str_radix(&digits[1..], 8).ok()?
+    } else {
+        digits.parse::<u64>().ok()?
+    };
+    if neg {
+        0i64.checked_sub_unsigned(mag)
+    } else {
+        i64::try_from(mag).ok()
     }
 }
 
@@ -303,4 +353,125 @@ pub enum ArgValue {
     Scalar(Scalar),
     /// An array parameter; after the call it holds the kernel's results.
     Array(ArrayData),
+}
+
+/// `fmin` as Tessera defines it (IEEE 754-2019 `minimumNumber`): a NaN operand is ignored
+/// unless both are NaN (then the result is NaN); `-0.0` is less than `+0.0`.
+pub fn fmin_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a < b {
+        a
+    } else if b < a {
+        b
+    } else {
+        // Equal: the same bits, or zeros of either sign (-0 if either is -0).
+        f64::from_bits(a.to_bits() | b.to_bits())
+    }
+}
+
+/// `fmax` as Tessera defines it (IEEE 754-2019 `maximumNumber`): a NaN operand is ignored
+/// unless both are NaN; `+0.0` is greater than `-0.0`.
+pub fn fmax_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a > b {
+        a
+    } else if b > a {
+        b
+    } else {
+        f64::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
+/// [`fmin_f64`] on `float` (`fminf`).
+pub fn fmin_f32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a < b {
+        a
+    } else if b < a {
+        b
+    } else {
+        f32::from_bits(a.to_bits() | b.to_bits())
+    }
+}
+
+/// [`fmax_f64`] on `float` (`fmaxf`).
+pub fn fmax_f32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a > b {
+        a
+    } else if b > a {
+        b
+    } else {
+        f32::from_bits(a.to_bits() & b.to_bits())
+    }
+}
+
+#[cfg(test)]
+mod minmax_tests {
+    use super::*;
+    #[test]
+    fn signed_zeros_and_nans() {
+        let bits = |x: f64| x.to_bits();
+        assert_eq!(bits(fmin_f64(0.0, -0.0)), bits(-0.0));
+        assert_eq!(bits(fmin_f64(-0.0, 0.0)), bits(-0.0));
+        assert_eq!(bits(fmax_f64(0.0, -0.0)), bits(0.0));
+        assert_eq!(bits(fmax_f64(-0.0, 0.0)), bits(0.0));
+        assert_eq!(fmin_f64(f64::NAN, 1.0), 1.0);
+        assert_eq!(fmin_f64(1.0, f64::NAN), 1.0);
+        assert_eq!(fmax_f64(f64::NAN, -1.0), -1.0);
+        assert!(fmin_f64(f64::NAN, f64::NAN).is_nan());
+        assert_eq!(fmin_f64(2.0, -3.0), -3.0);
+        assert_eq!(fmax_f64(2.0, -3.0), 2.0);
+        assert_eq!(fmin_f32(0.0, -0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(fmax_f32(-0.0, 0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(fmax_f32(f32::NAN, 5.0), 5.0);
+    }
+}
+
+#[cfg(test)]
+mod nan_tests {
+    use super::*;
+    #[test]
+    fn checksums_canonicalise_nans() {
+        let a = ArrayData {
+            shape: vec![2],
+            elems: ArrayElems::F64(vec![f64::from_bits(0xfff8_0000_0000_0000), 1.0]),
+        };
+        let b = ArrayData {
+            shape: vec![2],
+            elems: ArrayElems::F64(vec![f64::from_bits(0x7ff8_0000_0000_0001), 1.0]),
+        };
+        assert_eq!(a.checksum(), b.checksum());
+        let c = ArrayData {
+            shape: vec![1],
+            elems: ArrayElems::F32(vec![f32::from_bits(0xffc0_0001)]),
+        };
+        let d = ArrayData {
+            shape: vec![1],
+            elems: ArrayElems::F32(vec![f32::NAN]),
+        };
+        assert_eq!(c.checksum(), d.checksum());
+    }
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::*;
+    #[test]
+    fn c_integers() {
+        assert_eq!(parse_c_int("010"), Some(8));
+        assert_eq!(parse_c_int("10"), Some(10));
+        assert_eq!(parse_c_int("0"), Some(0));
+        assert_eq!(parse_c_int("-0x1F"), Some(-31));
+        assert_eq!(parse_c_int("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_c_int("9223372036854775808"), None);
+        assert_eq!(parse_c_int("08"), None);
+        assert_eq!(parse_c_int("--1"), None);
+        assert_eq!(Scalar::parse("010", ScalarTy::I32), Ok(Scalar::I32(8)));
+        assert!(Scalar::parse("4294967296", ScalarTy::I32).is_err());
+    }
 }

@@ -1745,6 +1745,9 @@ impl<'ctx> Gen<'ctx, '_> {
             Builtin::Fabs => self.intrinsic("llvm.fabs", &[self.llty(ty)])?,
             Builtin::Floor => self.intrinsic("llvm.floor", &[self.llty(ty)])?,
             Builtin::Ceil => self.intrinsic("llvm.ceil", &[self.llty(ty)])?,
+            Builtin::Fmin | Builtin::Fmax => {
+                return self.fmin_fmax(bi == Builtin::Fmin, ty, xs[0], xs[1]);
+            }
             _ => {
                 let f32 = ty == ScalarTy::F32;
                 let name: &'static str = match (bi, f32) {
@@ -1754,16 +1757,12 @@ impl<'ctx> Gen<'ctx, '_> {
                     (Builtin::Sin, false) => "sin",
                     (Builtin::Cos, false) => "cos",
                     (Builtin::Tanh, false) => "tanh",
-                    (Builtin::Fmin, false) => "fmin",
-                    (Builtin::Fmax, false) => "fmax",
                     (Builtin::Exp, true) => "expf",
                     (Builtin::Log, true) => "logf",
                     (Builtin::Pow, true) => "powf",
                     (Builtin::Sin, true) => "sinf",
                     (Builtin::Cos, true) => "cosf",
                     (Builtin::Tanh, true) => "tanhf",
-                    (Builtin::Fmin, true) => "fminf",
-                    (Builtin::Fmax, true) => "fmaxf",
                     _ => unreachable!(),
                 };
                 self.libm_fn(name, f32, bi.arity())
@@ -1774,6 +1773,51 @@ impl<'ctx> Gen<'ctx, '_> {
             .try_as_basic_value()
             .basic()
             .ok_or_else(|| JitError::Llvm("builtin returned void".into()))
+    }
+
+    /// `fmin`/`fmax` with Tessera's semantics (IEEE 754-2019 minimumNumber/maximumNumber,
+    /// `tessera_ir::fmin_f64`): a NaN operand is ignored unless both are; of two equal
+    /// operands (zeros of either sign) the OR of the bits for fmin (-0 wins), the AND for
+    /// fmax (+0 wins). Written out as selects, so that neither LLVM's folding of the libm
+    /// call nor the C library decides signed zeros.
+    fn fmin_fmax(
+        &mut self,
+        is_min: bool,
+        ty: ScalarTy,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let (a, b) = (a.into_float_value(), b.into_float_value());
+        let ity = if ty == ScalarTy::F32 {
+            self.cx.i32_type()
+        } else {
+            self.cx.i64_type()
+        };
+        let b_ = &self.b;
+        let a_nan = b_.build_float_compare(FloatPredicate::UNO, a, a, "a_nan")?;
+        let b_nan = b_.build_float_compare(FloatPredicate::UNO, b, b, "b_nan")?;
+        let (first, second) = if is_min {
+            (FloatPredicate::OLT, FloatPredicate::OGT)
+        } else {
+            (FloatPredicate::OGT, FloatPredicate::OLT)
+        };
+        let a_wins = b_.build_float_compare(first, a, b, "a_wins")?;
+        let b_wins = b_.build_float_compare(second, a, b, "b_wins")?;
+        let ai = b_.build_bit_cast(a, ity, "a_bits")?.into_int_value();
+        let bi = b_.build_bit_cast(b, ity, "b_bits")?.into_int_value();
+        let eq_bits = if is_min {
+            b_.build_or(ai, bi, "eq_bits")?
+        } else {
+            b_.build_and(ai, bi, "eq_bits")?
+        };
+        let eq = b_
+            .build_bit_cast(eq_bits, a.get_type(), "eq")?
+            .into_float_value();
+        let r = b_.build_select(b_wins, b, eq, "r_eq")?.into_float_value();
+        let r = b_.build_select(a_wins, a, r, "r_lt")?.into_float_value();
+        let r = b_.build_select(b_nan, a, r, "r_bnan")?.into_float_value();
+        let r = b_.build_select(a_nan, b, r, "r_anan")?;
+        Ok(r)
     }
 
     fn call(

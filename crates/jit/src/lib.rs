@@ -338,7 +338,9 @@ impl Compiled {
     /// Compiles every function of `prog`.
     pub fn compile(prog: &Program, opts: &Options) -> Result<Compiled, JitError> {
         let t0 = Instant::now();
-        let (llvm, b) = rt::LlvmBox::build(|cx| build(cx, prog, opts))?;
+        // Code generation recurses once per level of the tree (see `tessera_syntax::deep_stack`).
+        let (llvm, b) =
+            tessera_syntax::deep_stack(|| rt::LlvmBox::build(|cx| build(cx, prog, opts)))?;
         let sigs = prog
             .functions
             .iter()

@@ -8,6 +8,17 @@ pub enum RuntimeError {
     /// A thread count of zero was requested explicitly.
     #[error("thread count must be at least 1")]
     ZeroThreads,
+    /// More threads than [`crate::max_threads`] allows were requested (explicitly or through
+    /// `TESSERA_THREADS`).
+    #[error("{requested} threads requested; at most {max} are allowed (1024, and at most 64 per available core: {cores} here)")]
+    TooManyThreads {
+        /// The count asked for.
+        requested: usize,
+        /// The bound.
+        max: usize,
+        /// Available cores.
+        cores: usize,
+    },
     /// `TESSERA_THREADS` is set but is not a positive integer.
     #[error("TESSERA_THREADS must be a positive integer, got {0:?}")]
     BadThreadsEnv(String),

@@ -40,5 +40,7 @@ pub use ffi::{
     tessera_parallel_for, tessera_runtime_free, tessera_runtime_global, tessera_runtime_new,
     RuntimeHandle, TesseraBody, TESSERA_ERR_PANIC,
 };
-pub use pool::{resolve_threads, Runtime, THREADS_ENV};
+pub use pool::{
+    available_parallelism, max_threads, resolve_threads, Runtime, MAX_THREADS, THREADS_ENV,
+};
 pub use skeleton::Traced;

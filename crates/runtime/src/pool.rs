@@ -33,8 +33,19 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
+/// The absolute bound on a pool's threads, whatever the machine.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most threads a pool may have on a machine with `available` cores: 64 per core, and
+/// never more than [`MAX_THREADS`]. (Far more threads than cores only adds start-up and
+/// scheduling cost; absurd counts would take minutes to spawn, or exhaust memory.)
+pub fn max_threads(available: usize) -> usize {
+    available.max(1).saturating_mul(64).min(MAX_THREADS)
+}
+
 /// Picks a thread count: `explicit` if given, else the value of
-/// `TESSERA_THREADS` (`env`), else `available`.
+/// `TESSERA_THREADS` (`env`), else `available`; at least 1 and at most
+/// [`max_threads`]`(available)`.
 ///
 /// Pure so it can be tested without touching the process environment.
 pub fn resolve_threads(
@@ -42,20 +53,30 @@ pub fn resolve_threads(
     env: Option<&str>,
     available: usize,
 ) -> Result<usize, RuntimeError> {
-    match explicit {
-        Some(0) => Err(RuntimeError::ZeroThreads),
-        Some(n) => Ok(n),
+    let n = match explicit {
+        Some(0) => return Err(RuntimeError::ZeroThreads),
+        Some(n) => n,
         None => match env {
             Some(s) => match s.trim().parse::<usize>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(RuntimeError::BadThreadsEnv(s.to_string())),
+                Ok(n) if n > 0 => n,
+                _ => return Err(RuntimeError::BadThreadsEnv(s.to_string())),
             },
-            None => Ok(available.max(1)),
+            None => available.max(1),
         },
+    };
+    let max = max_threads(available);
+    if n > max {
+        return Err(RuntimeError::TooManyThreads {
+            requested: n,
+            max,
+            cores: available.max(1),
+        });
     }
+    Ok(n)
 }
 
-fn available_parallelism() -> usize {
+/// The number of cores the process may use (1 if unknown).
+pub fn available_parallelism() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -224,6 +245,19 @@ mod tests {
             Err(RuntimeError::BadThreadsEnv(_))
         ));
         assert!(resolve_threads(None, Some("0"), 8).is_err());
+        assert_eq!(resolve_threads(Some(512), None, 8), Ok(512));
+        assert!(matches!(
+            resolve_threads(Some(513), None, 8),
+            Err(RuntimeError::TooManyThreads { max: 512, .. })
+        ));
+        assert!(matches!(
+            resolve_threads(Some(usize::MAX), None, 64),
+            Err(RuntimeError::TooManyThreads { max: 1024, .. })
+        ));
+        assert!(matches!(
+            resolve_threads(None, Some("100000"), 2),
+            Err(RuntimeError::TooManyThreads { max: 128, .. })
+        ));
     }
 
     #[test]

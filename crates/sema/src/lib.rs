@@ -20,12 +20,18 @@ pub fn compile_source(
     src: &str,
     overrides: &HashMap<String, String>,
 ) -> Result<ir::Program, Vec<Diagnostic>> {
-    let unit = tessera_syntax::parse(src, overrides)?;
-    check(&unit)
+    tessera_syntax::deep_stack(|| {
+        let unit = tessera_syntax::parse(src, overrides)?;
+        check(&unit)
+    })
 }
 
 /// Checks a parsed unit. Returns the typed program or every error found.
 pub fn check(unit: &ast::Unit) -> Result<ir::Program, Vec<Diagnostic>> {
+    tessera_syntax::deep_stack(|| check_inner(unit))
+}
+
+fn check_inner(unit: &ast::Unit) -> Result<ir::Program, Vec<Diagnostic>> {
     let mut cx = Checker {
         diags: vec![],
         sigs: vec![],

@@ -171,6 +171,9 @@ pub struct Lexed {
     pub defines: Vec<(String, String)>,
     /// Errors.
     pub diags: Vec<Diagnostic>,
+    /// A bound was exceeded (see [`MAX_EXPANDED_TOKENS`], [`MAX_MACRO_DEPTH`]): `tokens` is
+    /// only the end of file, and parsing should not be attempted.
+    pub fatal: bool,
 }
 
 struct Lexer<'a> {
@@ -569,12 +572,28 @@ pub fn lex(src: &str, overrides: &HashMap<String, String>) -> Lexed {
         table.insert(name, body);
     }
 
-    // Substitute macros.
+    // Substitute macros, within bounds on the tokens produced and the nesting of macros.
     let mut tokens = Vec::with_capacity(raw.len() + 1);
-    let mut stack = Vec::new();
+    let mut ex = Expander {
+        table: &table,
+        stack: Vec::new(),
+        out: &mut tokens,
+        produced: 0,
+        error: None,
+    };
     for t in raw {
-        expand(t, &table, &mut stack, &mut tokens, &mut diags, None);
+        ex.expand(t, None);
+        if ex.error.is_some() {
+            break;
+        }
     }
+    let fatal = if let Some(d) = ex.error.take() {
+        diags.push(d);
+        tokens.clear();
+        true
+    } else {
+        false
+    };
     tokens.push(Token {
         tok: Tok::Eof,
         span: eof,
@@ -584,40 +603,81 @@ pub fn lex(src: &str, overrides: &HashMap<String, String>) -> Lexed {
         includes,
         defines: define_texts,
         diags,
+        fatal,
     }
 }
 
-fn expand(
-    t: Token,
-    table: &HashMap<String, Vec<Token>>,
-    stack: &mut Vec<String>,
-    out: &mut Vec<Token>,
-    diags: &mut Vec<Diagnostic>,
-    use_span: Option<Span>,
-) {
-    let span = use_span.unwrap_or(t.span);
-    if let Tok::Ident(name) = &t.tok {
-        if let Some(body) = table.get(name) {
-            if stack.contains(name) || stack.len() > 64 {
-                // C leaves a self-referential macro name unexpanded; so do we.
-                out.push(Token {
-                    tok: t.tok.clone(),
-                    span,
-                });
-                return;
-            }
-            if body.is_empty() && diags.len() < MAX_DIAGS {
-                // An empty define used in code is almost certainly a mistake; C allows it.
-            }
-            stack.push(name.clone());
-            for b in body {
-                expand(b.clone(), table, stack, out, diags, Some(span));
-            }
-            stack.pop();
+/// The most tokens macro expansion may produce in one file (the source's own tokens count
+/// too, and so does every macro name expanded): nested object-like macros can otherwise grow exponentially (`#define A1 A0 A0`,
+/// `#define A2 A1 A1`, ...).
+pub const MAX_EXPANDED_TOKENS: usize = 1_000_000;
+
+/// The most macros that may be in expansion at once (a macro whose body uses a macro whose
+/// body uses a macro ...).
+pub const MAX_MACRO_DEPTH: usize = 64;
+
+struct Expander<'a> {
+    table: &'a HashMap<String, Vec<Token>>,
+    /// The macros being expanded, outermost first.
+    stack: Vec<String>,
+    out: &'a mut Vec<Token>,
+    /// Tokens produced so far.
+    produced: usize,
+    /// The first bound exceeded (expansion stops there).
+    error: Option<Diagnostic>,
+}
+
+impl Expander<'_> {
+    fn expand(&mut self, t: Token, use_span: Option<Span>) {
+        if self.error.is_some() {
             return;
         }
+        let span = use_span.unwrap_or(t.span);
+        // Every token, the macro names being expanded included (empty macros would otherwise
+        // expand without bound and produce nothing), counts toward the bound.
+        self.produced += 1;
+        if self.produced > MAX_EXPANDED_TOKENS {
+            let what = match self.stack.first() {
+                Some(outer) => format!("the expansion of macro `{outer}` here"),
+                None => "this token".to_string(),
+            };
+            self.error = Some(Diagnostic::error(
+                span,
+                format!(
+                    "macro expansion produces too many tokens: {what} makes the file exceed {MAX_EXPANDED_TOKENS} tokens"
+                ),
+            ));
+            return;
+        }
+        if let Tok::Ident(name) = &t.tok {
+            if let Some(body) = self.table.get(name) {
+                // C leaves a self-referential macro name unexpanded; so do we.
+                if !self.stack.contains(name) {
+                    if self.stack.len() >= MAX_MACRO_DEPTH {
+                        let outer = self.stack.first().cloned().unwrap_or_default();
+                        self.error = Some(Diagnostic::error(
+                            span,
+                            format!(
+                                "macro expansion too deep: expanding `{outer}` nests more than {MAX_MACRO_DEPTH} macros (`{name}` at depth {})",
+                                MAX_MACRO_DEPTH + 1
+                            ),
+                        ));
+                        return;
+                    }
+                    self.stack.push(name.clone());
+                    for b in body {
+                        self.expand(b.clone(), Some(span));
+                        if self.error.is_some() {
+                            break;
+                        }
+                    }
+                    self.stack.pop();
+                    return;
+                }
+            }
+        }
+        self.out.push(Token { tok: t.tok, span });
     }
-    out.push(Token { tok: t.tok, span });
 }
 
 fn directive(

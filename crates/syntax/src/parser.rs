@@ -2,16 +2,25 @@
 //!
 //! Errors are collected; after an error the parser skips to the next `;` or `}` and goes on,
 //! so independent errors in one file are all reported. Nesting (of statements and
-//! expressions) is bounded by [`MAX_DEPTH`], so no input can exhaust the stack of the
-//! later tree-walking stages.
+//! expressions) is bounded by [`MAX_DEPTH`]. Chains that are flat in the source (`a + b + c`,
+//! `f(x), g(x)`, `A[i][j]`, `if ... else if ... else if ...`) do not nest, but they deepen
+//! the tree, one level per link: the depth of the tree (nesting plus open links) is bounded
+//! by [`MAX_TREE_DEPTH`], so no input can exhaust the stack of the later tree-walking stages
+//! (which also grow their stacks on demand, see `tessera_sema`).
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::lexer::{Tok, Token, P};
 use tessera_ir::Span;
 
-/// Maximum nesting depth of statements and expressions.
+/// Maximum nesting depth of statements and expressions (blocks, statement bodies,
+/// parentheses, operands of unary operators, casts, conditionals, assignments, indices and
+/// arguments); links of left-associative chains and `else if` do not count.
 pub const MAX_DEPTH: usize = 256;
+
+/// Maximum depth of the syntax tree: nesting plus the links of the chains that contain it
+/// (a flat sum of `n` terms is `n - 1` deep; an `else if` chain one per `else if`).
+pub const MAX_TREE_DEPTH: usize = 200_000;
 const MAX_DIAGS: usize = 50;
 
 /// A parse failure whose diagnostic has already been recorded in the parser's list.
@@ -25,6 +34,8 @@ pub struct Parser<'t> {
     toks: &'t [Token],
     pos: usize,
     depth: usize,
+    /// Links of the flat chains open around the current position (see [`MAX_TREE_DEPTH`]).
+    links: usize,
     fatal: bool,
     has_stdbool: bool,
     has_stdint: bool,
@@ -99,6 +110,7 @@ impl<'t> Parser<'t> {
             toks,
             pos: 0,
             depth: 0,
+            links: 0,
             fatal: false,
             has_stdbool: includes.iter().any(|h| h == "stdbool.h"),
             has_stdint: includes.iter().any(|h| h == "stdint.h"),
@@ -163,6 +175,24 @@ impl<'t> Parser<'t> {
             unreachable!()
         }
     }
+    /// One more link of a flat chain (binary operators of one level, commas, indices,
+    /// `else if`): deepens the tree but is not nesting.
+    fn link(&mut self) -> PResult<()> {
+        self.links += 1;
+        if self.depth + self.links > MAX_TREE_DEPTH {
+            let sp = self.span();
+            self.error(
+                sp,
+                format!(
+                    "expression or statement chain too long: the syntax tree would be more than {MAX_TREE_DEPTH} levels deep (split it into several statements)"
+                ),
+            );
+            self.fatal = true;
+            return Err(Reported);
+        }
+        Ok(())
+    }
+
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -171,6 +201,17 @@ impl<'t> Parser<'t> {
                 sp,
                 format!(
                     "nesting too deep: more than {MAX_DEPTH} levels of statements or expressions"
+                ),
+            );
+            self.fatal = true;
+            return Err(Reported);
+        }
+        if self.depth + self.links > MAX_TREE_DEPTH {
+            let sp = self.span();
+            self.error(
+                sp,
+                format!(
+                    "expression or statement chain too long: the syntax tree would be more than {MAX_TREE_DEPTH} levels deep (split it into several statements)"
                 ),
             );
             self.fatal = true;
@@ -331,6 +372,7 @@ impl<'t> Parser<'t> {
             }
             let before = self.pos;
             self.depth = 0;
+            self.links = 0;
             match self.function() {
                 Ok(f) => fns.push(f),
                 Err(Reported) => {
@@ -464,11 +506,11 @@ impl<'t> Parser<'t> {
                 return Err(Reported);
             }
             let before = self.pos;
-            let saved = self.depth;
+            let saved = (self.depth, self.links);
             match self.stmt() {
                 Ok(s) => stmts.push(s),
                 Err(Reported) => {
-                    self.depth = saved;
+                    (self.depth, self.links) = saved;
                     if self.fatal {
                         self.depth -= 1;
                         return Err(Reported);
@@ -546,7 +588,16 @@ impl<'t> Parser<'t> {
                     let t = self.stmt()?;
                     let e = if self.is_ident("else") {
                         self.bump();
-                        Some(Box::new(self.stmt()?))
+                        if self.is_ident("if") {
+                            // `else if`: a link of a chain, not nesting.
+                            let saved = self.links;
+                            self.link()?;
+                            let s = self.stmt_inner()?;
+                            self.links = saved;
+                            Some(Box::new(s))
+                        } else {
+                            Some(Box::new(self.stmt()?))
+                        }
                     } else {
                         None
                     };
@@ -664,9 +715,9 @@ impl<'t> Parser<'t> {
     /// Parses an expression (comma operator included).
     pub fn expr(&mut self) -> PResult<Expr> {
         let mut e = self.assign_expr()?;
-        let saved = self.depth;
+        let saved = self.links;
         while self.eat(P::Comma) {
-            self.enter()?;
+            self.link()?;
             let r = self.assign_expr()?;
             let span = e.span.to(r.span);
             e = Expr {
@@ -674,7 +725,7 @@ impl<'t> Parser<'t> {
                 span,
             };
         }
-        self.depth = saved;
+        self.links = saved;
         Ok(e)
     }
 
@@ -761,11 +812,12 @@ impl<'t> Parser<'t> {
             return self.unary();
         }
         let mut lhs = self.binary(level + 1)?;
-        let saved = self.depth;
+        let saved = self.links;
         while let Some(op) = self.binop_at(level) {
             self.bump();
-            // Each link of a left-associative chain deepens the tree by one.
-            self.enter()?;
+            // Each link of a left-associative chain deepens the tree by one, but is not
+            // nesting: `a + a + ... + a` is flat.
+            self.link()?;
             let rhs = self.binary(level + 1)?;
             let span = lhs.span.to(rhs.span);
             lhs = Expr {
@@ -773,7 +825,7 @@ impl<'t> Parser<'t> {
                 span,
             };
         }
-        self.depth = saved;
+        self.links = saved;
         Ok(lhs)
     }
 
@@ -828,12 +880,14 @@ impl<'t> Parser<'t> {
 
     fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
-        let saved = self.depth;
+        let saved = self.links;
         loop {
             if self.is(P::LBracket) {
                 self.bump();
+                self.link()?;
                 self.enter()?;
                 let i = self.expr()?;
+                self.depth -= 1;
                 let close = self.expect(P::RBracket, "to close the index")?;
                 let span = e.span.to(close);
                 e = Expr {
@@ -873,7 +927,7 @@ impl<'t> Parser<'t> {
                     UnaryOp::PostDec
                 };
                 let sp = self.bump().span;
-                self.enter()?;
+                self.link()?;
                 let span = e.span.to(sp);
                 e = Expr {
                     kind: ExprKind::Unary(op, Box::new(e)),
@@ -887,7 +941,7 @@ impl<'t> Parser<'t> {
                 break;
             }
         }
-        self.depth = saved;
+        self.links = saved;
         Ok(e)
     }
 

@@ -321,9 +321,11 @@ fn compare_with_gcc_in(
     for e in std::fs::read_dir(&ours).map_err(|e| e.to_string())? {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap();
-        let a = std::fs::read(&p).unwrap();
-        let b =
-            std::fs::read(theirs.join(name)).map_err(|e| format!("gcc wrote no {name:?}: {e}"))?;
+        // NaNs compare by class only: their sign and payload are unspecified.
+        let a = canonical_nans(std::fs::read(&p).unwrap());
+        let b = canonical_nans(
+            std::fs::read(theirs.join(name)).map_err(|e| format!("gcc wrote no {name:?}: {e}"))?,
+        );
         if let (Some(t), true) = (rtol, a != b) {
             if let Some(e) = close_floats(&a, &b, t)? {
                 return Err(format!("array {name:?}: {e}"));
@@ -349,6 +351,39 @@ fn compare_with_gcc_in(
         return Err("nothing to compare: no arrays and no result".into());
     }
     Ok(())
+}
+
+/// A `.npy` file's bytes with every `<f8`/`<f4` NaN replaced by the canonical quiet NaN
+/// (docs/language.md: the sign and payload of a NaN result are unspecified). Other files are
+/// returned unchanged.
+pub fn canonical_nans(mut b: Vec<u8>) -> Vec<u8> {
+    if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
+        return b;
+    }
+    let (hlen, start) = match b[6] {
+        1 => (u16::from_le_bytes([b[8], b[9]]) as usize, 10),
+        _ if b.len() >= 12 => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
+        _ => return b,
+    };
+    let Some(h) = b.get(start..start + hlen) else {
+        return b;
+    };
+    let h = String::from_utf8_lossy(h);
+    let data = start + hlen;
+    if h.contains("'<f8'") {
+        for c in b[data..].chunks_exact_mut(8) {
+            if f64::from_le_bytes(c.try_into().unwrap()).is_nan() {
+                c.copy_from_slice(&f64::NAN.to_le_bytes());
+            }
+        }
+    } else if h.contains("'<f4'") {
+        for c in b[data..].chunks_exact_mut(4) {
+            if f32::from_le_bytes(c.try_into().unwrap()).is_nan() {
+                c.copy_from_slice(&f32::NAN.to_le_bytes());
+            }
+        }
+    }
+    b
 }
 
 /// Whether `x` and `y` agree within `rtol` relative error (`|x - y| <= rtol * max(|x|, |y|)`;
