@@ -378,9 +378,11 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
     // must be representable and modest.
     match hi.checked_sub(lo) {
         Some(n) if n <= MAX_SKEL_RANGE => {}
-        _ => return Err(usage(format!(
+        _ => {
+            return Err(usage(format!(
             "--over {lo}..{hi}: the range has more than {MAX_SKEL_RANGE} elements (at most 2^30)"
-        ))),
+        )))
+        }
     }
     let window = if a.adaptive {
         let bad = || {

@@ -426,21 +426,16 @@ const LIMITS: Limits = Limits {
     max_steps: Some(200_000),
 };
 
-/// Runs one program under one variant and input; `Err` describes a mismatch. `Ok` carries
-/// the outcome's kind for the statistics.
-fn run_one(src: &str, v: &Variant, sc: &[(String, Scalar)], seed: u64) -> Result<String, String> {
+/// Runs one program under one variant on each input; `Err` describes a mismatch. `Ok`
+/// carries each outcome's kind for the statistics. The optimised program is compiled once.
+fn run_one(
+    src: &str,
+    v: &Variant,
+    inputs: &[(Vec<(String, Scalar)>, u64)],
+) -> Result<Vec<String>, String> {
     let p = tessera_sema::compile_source(src, &HashMap::new())
         .map_err(|d| format!("front end rejected the program: {d:?}"))?;
     let (fid, _) = p.function("kernel").expect("kernel");
-    let mut a1 = args(&p, sc, seed);
-    let mut a2 = a1.clone();
-    let r1 = tessera_interp::call(&p, fid, &mut a1, LIMITS);
-    if let Err(RuntimeError { kind, .. }) = &r1 {
-        if format!("{kind:?}").starts_with("StepLimit") {
-            // Too long for the interpreter: not compared (the JIT has no such limit in opt).
-            return Ok("steps".into());
-        }
-    }
     let (opt, _) = tessera_poly::optimize(&p, &v.poly, v.gen);
     let jit_opts = tessera_jit::Options {
         limits: Limits {
@@ -450,23 +445,39 @@ fn run_one(src: &str, v: &Variant, sc: &[(String, Scalar)], seed: u64) -> Result
         ..tessera_jit::Options::default()
     };
     let jit = tessera_jit::Compiled::compile(&opt, &jit_opts).map_err(|e| format!("JIT: {e}"))?;
-    let r2 = jit.call(fid, &mut a2);
-    match (&r1, &r2) {
-        (Ok(_), Ok(_)) => {}
-        (Err(x), Err(y)) if x == y => {}
-        _ => return Err(format!("interp {r1:?}\nopt    {r2:?}")),
+    let mut kinds = Vec::new();
+    for (sc, seed) in inputs {
+        let mut a1 = args(&p, sc, *seed);
+        let mut a2 = a1.clone();
+        let r1 = tessera_interp::call(&p, fid, &mut a1, LIMITS);
+        if let Err(RuntimeError { kind, .. }) = &r1 {
+            if format!("{kind:?}").starts_with("StepLimit") {
+                // Too long for the interpreter: not compared (opt runs without the limit).
+                kinds.push("steps".into());
+                continue;
+            }
+        }
+        let r2 = jit.call(fid, &mut a2);
+        match (&r1, &r2) {
+            (Ok(_), Ok(_)) => {}
+            (Err(x), Err(y)) if x == y => {}
+            _ => return Err(format!("scalars {sc:?}\ninterp {r1:?}\nopt    {r2:?}")),
+        }
+        if canon(&a1) != canon(&a2) {
+            return Err(format!(
+                "scalars {sc:?}\narrays differ\ninterp {a1:?}\nopt    {a2:?}"
+            ));
+        }
+        kinds.push(match r1 {
+            Ok(_) => "ok".into(),
+            Err(e) => format!("{:?}", e.kind)
+                .split([' ', '{', '('])
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        });
     }
-    if canon(&a1) != canon(&a2) {
-        return Err(format!("arrays differ\ninterp {a1:?}\nopt    {a2:?}"));
-    }
-    Ok(match r1 {
-        Ok(_) => "ok".into(),
-        Err(e) => format!("{:?}", e.kind)
-            .split([' ', '{', '('])
-            .next()
-            .unwrap_or("")
-            .to_string(),
-    })
+    Ok(kinds)
 }
 
 /// Drops items (statements, whole loops, loop bodies lifted) while the failure persists.
@@ -514,28 +525,25 @@ fn run_random(count: u64, seed0: u64) -> BTreeMap<String, usize> {
             panic!("generator wrote a program the front end rejects:\n{src}\n{d:?}");
         }
         let mut r = Rng(seed ^ 0x5eed);
-        let t0 = std::time::Instant::now();
         if std::env::var_os("TESSERA_OPT_RANDOM_VERBOSE").is_some() {
             eprintln!("program {k} (seed {seed})");
-            let _ = std::fs::write(format!("/tmp/optr_{k}.c"), &src);
         }
-        for _ in 0..2 {
-            let v = variant(&mut r);
-            let sc = scalars(&mut r);
-            let in_seed = r.next();
-            match run_one(&src, &v, &sc, in_seed) {
-                Ok(kind) => *stats.entry(kind).or_insert(0) += 1,
-                Err(why) => {
-                    let small = reduce(&head, items.clone(), &|s| {
-                        run_one(s, &v, &sc, in_seed).is_err()
-                    });
-                    let small = render(&head, &small);
-                    let why = run_one(&small, &v, &sc, in_seed).err().unwrap_or(why);
-                    eprintln!("mismatch after {:?}; reducing", t0.elapsed());
-                    panic!(
-                        "opt differs from the interpreter (seed {seed})\nreduced program:\n{small}\nscalars {sc:?}\nvariant {v:?}\n{why}\n\noriginal program:\n{src}"
-                    );
+        let v = variant(&mut r);
+        let inputs: Vec<(Vec<(String, Scalar)>, u64)> =
+            (0..3).map(|_| (scalars(&mut r), r.next())).collect();
+        match run_one(&src, &v, &inputs) {
+            Ok(kinds) => {
+                for kind in kinds {
+                    *stats.entry(kind).or_insert(0) += 1;
                 }
+            }
+            Err(why) => {
+                let small = reduce(&head, items.clone(), &|s| run_one(s, &v, &inputs).is_err());
+                let small = render(&head, &small);
+                let why = run_one(&small, &v, &inputs).err().unwrap_or(why);
+                panic!(
+                    "opt differs from the interpreter (seed {seed})\nreduced program:\n{small}\nvariant {v:?}\n{why}\n\noriginal program:\n{src}"
+                );
             }
         }
     }
@@ -549,7 +557,7 @@ fn opt_random_programs() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(150);
     let stats = run_random(n, 7);
-    eprintln!("opt random programs: {n} x 2 runs: {stats:?}");
+    eprintln!("opt random programs: {n} x 3 inputs: {stats:?}");
     assert!(
         stats.get("ok").copied().unwrap_or(0) > n as usize / 2,
         "{stats:?}"
@@ -567,7 +575,7 @@ fn opt_random_programs_long() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(5000);
     let stats = run_random(n, 1_000_003);
-    eprintln!("opt random programs: {n} x 2 runs: {stats:?}");
+    eprintln!("opt random programs: {n} x 3 inputs: {stats:?}");
 }
 
 #[test]

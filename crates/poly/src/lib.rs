@@ -71,6 +71,7 @@ pub fn optimize(prog: &Program, opts: &PolyOptions, gen: GenOptions) -> (Program
     let mut out = prog.clone();
     let mut report = Report::default();
     let alias = alias::may_alias(prog);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(opts.max_total_ms);
     for (f, alias) in out.functions.iter_mut().zip(&alias) {
         for (v, sp) in subst::forward_substitute(f) {
             report.substituted.push((f.name.clone(), v, sp));
@@ -78,12 +79,13 @@ pub fn optimize(prog: &Program, opts: &PolyOptions, gen: GenOptions) -> (Program
         // A copy: SCoP detection reads the whole original body (which scalars the
         // function writes anywhere) while the copy's regions are replaced.
         let mut body = f.body.clone();
-        process_list(f, &mut body, opts, gen, alias, &mut report);
+        process_list(f, &mut body, opts, gen, alias, &mut report, deadline);
         f.body = body;
     }
     (out, report)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn process_list(
     f: &mut Function,
     list: &mut Vec<Stmt>,
@@ -91,6 +93,7 @@ fn process_list(
     gen: GenOptions,
     alias: &HashSet<(VarId, VarId)>,
     report: &mut Report,
+    deadline: std::time::Instant,
 ) {
     let mut rejected = Vec::new();
     let found = scop::find_in_list(f, list, &mut rejected);
@@ -105,7 +108,13 @@ fn process_list(
             *c = true;
         }
         let t0 = std::time::Instant::now();
-        if let Some(why) = shared_storage(f, &fd.scop, alias) {
+        let over_budget = (t0 >= deadline).then(|| {
+            format!(
+                "the optimiser's time budget for the program ({} ms) is spent",
+                opts.max_total_ms
+            )
+        });
+        if let Some(why) = over_budget.or_else(|| shared_storage(f, &fd.scop, alias)) {
             report.scops.push(ScopReport {
                 func: f.name.clone(),
                 span: fd.scop.span,
@@ -175,11 +184,11 @@ fn process_list(
         }
         match s {
             Stmt::If { then, els, .. } => {
-                process_list(f, then, opts, gen, alias, report);
-                process_list(f, els, opts, gen, alias, report);
+                process_list(f, then, opts, gen, alias, report, deadline);
+                process_list(f, els, opts, gen, alias, report, deadline);
             }
             Stmt::While { body, .. } | Stmt::DoWhile { body, .. } => {
-                process_list(f, body, opts, gen, alias, report)
+                process_list(f, body, opts, gen, alias, report, deadline)
             }
             Stmt::Block(b) => {
                 // A lowered `for` that is not a SCoP: look inside its body only (its
@@ -188,9 +197,9 @@ fn process_list(
                     body, is_for: true, ..
                 }] = b.as_mut_slice()
                 {
-                    process_list(f, body, opts, gen, alias, report);
+                    process_list(f, body, opts, gen, alias, report, deadline);
                 } else {
-                    process_list(f, b, opts, gen, alias, report);
+                    process_list(f, b, opts, gen, alias, report, deadline);
                 }
             }
             _ => {}

@@ -45,6 +45,13 @@ pub struct PolyOptions {
     /// The most bytes of scratch arrays one run of a SCoP may use; above it, at run time,
     /// the SCoP's original code runs instead (`gen.rs`).
     pub scratch_limit: u64,
+    /// Wall-clock budget of the whole program's optimisation in milliseconds: once spent,
+    /// the remaining SCoPs keep their code (with a note). Each SCoP is also bounded by
+    /// `max_operations`.
+    pub max_total_ms: u64,
+    /// The most nodes the AST of one SCoP may have (see `analyse_once`: register tiles,
+    /// separation and tiling are given up in turn, then the SCoP keeps its code).
+    pub max_ast_nodes: usize,
 }
 
 impl Default for PolyOptions {
@@ -59,6 +66,8 @@ impl Default for PolyOptions {
             register_tile_budget: 256,
             scratch: true,
             scratch_limit: 256 << 20,
+            max_total_ms: 10_000,
+            max_ast_nodes: 3_000,
         }
     }
 }
@@ -515,9 +524,15 @@ fn analyse_once(
     // again without them (covariance: 2.3 s of compile time for 80 ms of run time saved).
     let mut rt = opts.register_tile;
     let mut register_tile_note = None;
+    // Code size: past `max_ast_nodes` the nest is built again with less (no register
+    // tiles, then no separation, then no tiling); past it without them the SCoP keeps its
+    // code. LLVM's time grows with the code.
+    let mut separate = true;
+    let mut tile_allowed = opts.tile;
+    let mut size_notes: Vec<String> = Vec::new();
     let nest = loop {
-        let mut variants = vec![(opts.tile, opts.permute)];
-        if retry_plain && (opts.tile || opts.permute) {
+        let mut variants = vec![(tile_allowed, opts.permute)];
+        if retry_plain && (tile_allowed || opts.permute) {
             variants.push((false, false));
         }
         let mut failed: Option<String> = None;
@@ -533,6 +548,7 @@ fn analyse_once(
                 tile_on,
                 permute,
                 rt,
+                separate,
                 &mut bands,
             )?;
             let final_map = schedule.map()?;
@@ -651,6 +667,39 @@ fn analyse_once(
             ));
             rt = 1;
             continue;
+        }
+        let nodes = ast_nodes(&ast);
+        if nodes > opts.max_ast_nodes {
+            let step = if rt > 1 {
+                rt = 1;
+                "without register tiles"
+            } else if separate {
+                separate = false;
+                "without separation"
+            } else if tile_allowed {
+                tile_allowed = false;
+                "without tiling"
+            } else {
+                return Err(IslError {
+                    msg: format!(
+                        "the generated loop nest would have {nodes} AST nodes even untiled (budget {}; code size and LLVM's time grow with it)",
+                        opts.max_ast_nodes
+                    ),
+                    quota: false,
+                });
+            };
+            size_notes.push(format!(
+                "{nodes} AST nodes > {}: built again {step}",
+                opts.max_ast_nodes
+            ));
+            continue;
+        }
+        if !size_notes.is_empty() {
+            let n = size_notes.join("; ");
+            register_tile_note = Some(match register_tile_note {
+                Some(r) => format!("{r}; code size: {n}"),
+                None => format!("code size: {n}"),
+            });
         }
         break Nest {
             final_schedule,
@@ -782,6 +831,16 @@ struct Nest {
     ast: Ast,
     c_code: String,
     unswitched: usize,
+}
+
+/// The number of nodes of an AST (loops, tests, blocks, statement instances).
+fn ast_nodes(a: &Ast) -> usize {
+    1 + match a {
+        Ast::User(_) => 0,
+        Ast::For { body, .. } | Ast::Mark(_, body) => ast_nodes(body),
+        Ast::If(_, t, e) => ast_nodes(t) + e.as_deref().map_or(0, ast_nodes),
+        Ast::Block(v) => v.iter().map(ast_nodes).sum(),
+    }
 }
 
 /// The number of statement instances (calls) in an AST.
@@ -1111,6 +1170,7 @@ fn transform<'c>(
     do_tile: bool,
     permute: bool,
     register_tile_size: i64,
+    separate: bool,
     bands: &mut Vec<BandInfo>,
 ) -> IslResult<(Schedule<'c>, usize)> {
     let mut node = schedule.root()?;
@@ -1133,7 +1193,9 @@ fn transform<'c>(
     while node.has_parent()? {
         node = node.parent()?;
     }
-    separate_innermost(&mut node)?;
+    if separate {
+        separate_innermost(&mut node)?;
+    }
     Ok((node.schedule()?, marked))
 }
 
