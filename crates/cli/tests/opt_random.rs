@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tessera_interp::Limits;
-use tessera_ir::{ArgValue, ArrayData, ArrayElems, Program, RuntimeError, Scalar, VarKind};
+use tessera_ir::{ArgValue, ArrayData, Program, RuntimeError, Scalar, VarKind};
 use tessera_poly::{Fusion, GenOptions, PolyOptions};
 
 struct Rng(u64);
@@ -114,13 +114,12 @@ impl Gen {
         }
     }
 
-    fn access(&mut self, want_write: bool) -> (String, T) {
+    fn access(&mut self) -> (String, T) {
         let k = self.r.below(self.arrays.len() as u64) as usize;
         let (name, ty, ext) = {
             let a = &self.arrays[k];
             (a.name.clone(), a.ty, a.ext.clone())
         };
-        let _ = want_write;
         let idx: Vec<String> = ext
             .iter()
             .map(|e| format!("[{}]", self.subscript(e)))
@@ -142,7 +141,7 @@ impl Gen {
                 },
                 2 => "s".into(),
                 _ => {
-                    let (a, _) = self.access(false);
+                    let (a, _) = self.access();
                     format!("({}) {a}", ty.c())
                 }
             };
@@ -158,7 +157,7 @@ impl Gen {
         match self.r.below(8) {
             0 => {
                 // A scalar declared in the nest (expanded by the model), then used.
-                let (w, ty) = self.access(true);
+                let (w, ty) = self.access();
                 let v = self.value(T::Double, 1);
                 self.fresh += 1;
                 let t = format!("t{}", self.fresh);
@@ -188,7 +187,7 @@ impl Gen {
     }
 
     fn assign(&mut self, out: &mut Vec<Item>) {
-        let (w, ty) = self.access(true);
+        let (w, ty) = self.access();
         let v = self.value(ty, 0);
         let op = *self.r.pick(&["=", "+=", "=", "-="]);
         out.push(Item::Line(format!("{w} {op} {v};")));
@@ -389,32 +388,16 @@ fn args(p: &Program, sc: &[(String, Scalar)], seed: u64) -> Vec<ArgValue> {
         .collect()
 }
 
+/// Array bytes with NaNs canonicalised (their sign and payload are unspecified:
+/// docs/language.md), through the shared `ArrayElems::canonicalize_nans`.
 fn canon(a: &[ArgValue]) -> Vec<Vec<u8>> {
     a.iter()
         .filter_map(|x| match x {
-            ArgValue::Array(d) => Some(match &d.elems {
-                ArrayElems::F64(v) => v
-                    .iter()
-                    .flat_map(|x| {
-                        if x.is_nan() {
-                            [0xff; 8]
-                        } else {
-                            x.to_le_bytes()
-                        }
-                    })
-                    .collect(),
-                ArrayElems::F32(v) => v
-                    .iter()
-                    .flat_map(|x| {
-                        if x.is_nan() {
-                            [0xff; 4]
-                        } else {
-                            x.to_le_bytes()
-                        }
-                    })
-                    .collect(),
-                e => e.to_le_bytes(),
-            }),
+            ArgValue::Array(d) => {
+                let mut e = d.elems.clone();
+                e.canonicalize_nans();
+                Some(e.to_le_bytes())
+            }
             _ => None,
         })
         .collect()

@@ -1053,10 +1053,9 @@ impl<'f> Builder<'f> {
                 self.place(place, true, e.span, acc)
             }
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.accesses(a, acc, cond),
-            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr), a, b)
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr), _, b)
                 if e.ty.is_some_and(|t| t.is_int()) && !never_faults(*op, b) =>
             {
-                let _ = a;
                 err(
                     e.span,
                     "an integer division or shift that may fault (a transformed nest would report faults in another order than the program's)",
