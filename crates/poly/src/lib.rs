@@ -288,6 +288,18 @@ impl Report {
                 };
                 let _ = writeln!(s, "    {} at {}: {}", st.name, st.span.loc(), text);
             }
+            if !r.scop.checks.is_empty() {
+                s.push_str(
+                    "  reads kept for their bounds checks (covered by the entry test, omitted by the transformed code):\n",
+                );
+                for st in &r.scop.checks {
+                    let text = match (&st.body, f) {
+                        (Stmt::Expr(e), Some(f)) => tessera_ir::print::expr(prog, f, e),
+                        _ => String::new(),
+                    };
+                    let _ = writeln!(s, "    {} at {}: {}", st.name, st.span.loc(), text);
+                }
+            }
             if let Some(fb) = &r.fallback {
                 let _ = writeln!(s, "  kept the original code: {fb}");
             }

@@ -180,7 +180,7 @@ pub fn compute(ctx: &Ctx, s: &Scop) -> IslResult<Result<NoWrap, String>> {
     let extents: HashMap<VarId, &Vec<Option<crate::scop::Aff>>> =
         s.arrays.iter().map(|a| (a.var, &a.extents)).collect();
     let mut unknown = Vec::new();
-    for st in &s.stmts {
+    for st in s.stmts.iter().chain(&s.checks) {
         let tuple: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
         for a in &st.accesses {
             if a.expanded || a.idx.is_empty() {

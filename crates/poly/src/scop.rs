@@ -262,6 +262,12 @@ pub struct Scop {
     pub obligations: Vec<RangeObligation>,
     /// The type of each parameter.
     pub param_types: HashMap<VarId, ScalarTy>,
+    /// Expression statements without effects (no assignment, increment or call), such as
+    /// the initialiser a forward-substituted temporary leaves behind: their only possible
+    /// effect is a fault, which the entry test of `nowrap.rs` rules out for every access
+    /// they make, so the transformed code omits them (the original code, run where the test
+    /// fails, keeps them). They are not in the model's statements or dependences.
+    pub checks: Vec<PolyStmt>,
 }
 
 impl Scop {
@@ -486,6 +492,7 @@ struct Builder<'f> {
     constraints: Vec<String>,
     sched: Vec<String>,
     stmts: Vec<PolyStmt>,
+    checks: Vec<PolyStmt>,
     names: HashMap<VarId, String>,
     used_names: HashSet<String>,
     /// Scalars declared in the region, with the loops around their declaration.
@@ -963,6 +970,7 @@ impl<'f> Builder<'f> {
 
     fn leaf(&mut self, s: &Stmt, span: Span) -> R<()> {
         let mut acc = Vec::new();
+        let check_only = matches!(s, Stmt::Expr(e) if !has_effect(e));
         match s {
             Stmt::Expr(e) => self.accesses(e, &mut acc, false)?,
             Stmt::Decl { var, init } => {
@@ -975,8 +983,12 @@ impl<'f> Builder<'f> {
             }
             _ => unreachable!("leaf statements are expressions and declarations"),
         }
-        let name = format!("S{}", self.stmts.len());
-        self.stmts.push(PolyStmt {
+        let (name, into) = if check_only {
+            (format!("C{}", self.checks.len()), &mut self.checks)
+        } else {
+            (format!("S{}", self.stmts.len()), &mut self.stmts)
+        };
+        into.push(PolyStmt {
             name,
             loops: self.counters.clone(),
             constraints: self.constraints.clone(),
@@ -1124,6 +1136,19 @@ impl<'f> Builder<'f> {
     }
 }
 
+/// Whether evaluating `e` can change anything but by faulting: an assignment, an increment
+/// or a call (builtins are pure).
+fn has_effect(e: &Expr) -> bool {
+    let mut effect = false;
+    e.walk(&mut |x| {
+        effect |= matches!(
+            x.kind,
+            ExprKind::Assign { .. } | ExprKind::IncDec { .. } | ExprKind::Call(..)
+        )
+    });
+    effect
+}
+
 /// Whether `a op b` can never fault: a constant divisor other than 0 and -1 (`INT_MIN / -1`),
 /// a constant shift count within 0..32 (every integer type is at least 32 bits wide).
 fn never_faults(op: BinOp, b: &Expr) -> bool {
@@ -1172,6 +1197,7 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
         constraints: vec![],
         sched: vec![],
         stmts: vec![],
+        checks: vec![],
         names: HashMap::new(),
         used_names: HashSet::new(),
         declared: HashMap::new(),
@@ -1181,7 +1207,7 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
     b.list(stmts)?;
     // Arrays and what their declarations say about the extents.
     let mut seen = Vec::new();
-    for s in &b.stmts {
+    for s in b.stmts.iter().chain(&b.checks) {
         for a in &s.accesses {
             if !seen.contains(&a.var) {
                 seen.push(a.var);
@@ -1223,6 +1249,7 @@ pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
     };
     Ok(Scop {
         stmts: b.stmts,
+        checks: b.checks,
         names: b.names,
         arrays,
         span,

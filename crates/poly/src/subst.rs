@@ -15,9 +15,11 @@
 //! * the rest of the list after `p` (where `a` is in scope) assigns no scalar that `e` reads,
 //!   writes no array that `e` reads and calls no function.
 //!
-//! Reading an array element moves to the uses: when `a` is never used (a loop that runs zero
-//! times), an out-of-bounds read in `e` is then not reported. The bounds proofs of the SCoP
-//! cover the substituted reads like any other access.
+//! An initialiser that reads array elements stays in place as an expression statement
+//! (`A[i][k];` evaluated for its bounds checks only), so that an out-of-bounds read is
+//! reported where the program makes it even when `a` is never used (a loop that runs zero
+//! times). Inside a SCoP such a statement is not part of the model: the entry test of
+//! `nowrap.rs` covers its accesses, and the transformed code omits it (see `Scop::checks`).
 
 use std::collections::BTreeSet;
 
@@ -57,7 +59,15 @@ fn list(
                 let (var, e) = (*var, e.clone());
                 if !assigned.contains(&var) && substitutable(&e, &stmts[p + 1..]) {
                     let span = e.span;
-                    stmts.remove(p);
+                    if reads_array(&e) {
+                        // The reads stay where the program makes them, for their bounds
+                        // checks: the first fault comes where it did, even when the
+                        // temporary is never used.
+                        stmts[p] = Stmt::Expr(e.clone());
+                        p += 1;
+                    } else {
+                        stmts.remove(p);
+                    }
                     subst(&mut stmts[p..], var, &e);
                     done.push((var, span));
                     continue;
@@ -129,6 +139,13 @@ fn substitutable(e: &Expr, rest: &[Stmt]) -> bool {
         },
     );
     !redeclared && !written
+}
+
+/// Whether `e` reads an array element.
+fn reads_array(e: &Expr) -> bool {
+    let mut load = false;
+    e.walk(&mut |x| load |= matches!(x.kind, ExprKind::Load { .. }));
+    load
 }
 
 /// Replaces every read of `a` in `stmts` by `e`.
