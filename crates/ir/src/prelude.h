@@ -1,6 +1,9 @@
-/* Force-included (gcc -include) when example kernels are compiled as plain C for the gcc
-   oracle: Tessera's integer builtins min/max, with its semantics (each argument evaluated once,
+/* Tessera's C prelude: printed at the top of every `tessera emit --target c|openmp` file and
+   force-included (gcc -include tests/gcc-prelude.h) when example kernels are compiled as plain
+   C for the gcc oracle. Tessera's integer builtins min/max, with its semantics (each argument evaluated once,
    compared in the usual arithmetic conversion of the two). */
+#ifndef TESSERA_PRELUDE_H
+#define TESSERA_PRELUDE_H
 #define min(a, b) ({ __typeof__((a) + (b)) _tmin_a = (a), _tmin_b = (b); _tmin_a < _tmin_b ? _tmin_a : _tmin_b; })
 #define max(a, b) ({ __typeof__((a) + (b)) _tmax_a = (a), _tmax_b = (b); _tmax_a > _tmax_b ? _tmax_a : _tmax_b; })
 
@@ -38,3 +41,4 @@ static inline float tessera_fmaxf(float a, float b) {
 #define fmax(a, b) tessera_fmax((a), (b))
 #define fminf(a, b) tessera_fminf((a), (b))
 #define fmaxf(a, b) tessera_fmaxf((a), (b))
+#endif /* TESSERA_PRELUDE_H */

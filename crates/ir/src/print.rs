@@ -1,8 +1,9 @@
 //! Printing the TIR as C source, with every conversion explicit. Used by `tessera check
 //! --print-ir`, by the C driver generator, and by later stages' `explain` output.
 //!
-//! The printed C has the meaning of the TIR when compiled with `gcc -fwrapv` and
-//! `tests/gcc-prelude.h`, except for the run-time checks, which are not printed.
+//! The printed C has the meaning of the TIR when compiled with `gcc -fwrapv` (gcc or clang:
+//! the prelude's `min`/`max` are statement expressions), except for the run-time checks,
+//! which are not printed. Whole programs start with [`PRELUDE`].
 
 use crate::*;
 use std::fmt::Write;
@@ -245,7 +246,24 @@ fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize, fl: F
             );
         }
         Stmt::Expr(e) => {
-            let _ = writeln!(out, "{pad}{};", strip_parens(expr(p, f, e)));
+            // A value computed for its checks only (a forward-substituted temporary's
+            // reads) is cast to void, as C programmers write it.
+            let effect = {
+                let mut x = false;
+                e.walk(&mut |s| {
+                    x |= matches!(
+                        s.kind,
+                        ExprKind::Assign { .. } | ExprKind::IncDec { .. } | ExprKind::Call(..)
+                    )
+                });
+                x
+            };
+            let text = strip_parens(expr(p, f, e));
+            if effect {
+                let _ = writeln!(out, "{pad}{text};");
+            } else {
+                let _ = writeln!(out, "{pad}(void)({text});");
+            }
         }
         Stmt::If { cond, then, els } => {
             let _ = writeln!(out, "{pad}if ({}) {{", strip_parens(expr(p, f, cond)));
@@ -367,9 +385,15 @@ pub fn program(p: &Program) -> String {
     program_as(p, Flavor::C)
 }
 
-/// The whole program as C of the given flavour (includes first).
+/// The C definitions of Tessera's builtins with its semantics (`min`, `max`, `fmin`,
+/// `fmax`), under an include guard; also `tests/gcc-prelude.h`.
+pub const PRELUDE: &str = include_str!("prelude.h");
+
+/// The whole program as C of the given flavour (includes and [`PRELUDE`] first).
 pub fn program_as(p: &Program, fl: Flavor) -> String {
-    let mut out = String::from("#include <math.h>\n#include <stdbool.h>\n#include <stdlib.h>\n\n");
+    let mut out = String::from("#include <math.h>\n#include <stdbool.h>\n#include <stdlib.h>\n");
+    out.push_str(PRELUDE);
+    out.push('\n');
     for f in &p.functions {
         out.push_str(&function_as(p, f, fl));
         out.push('\n');
