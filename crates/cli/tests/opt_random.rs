@@ -3,7 +3,8 @@
 //! The generator writes kernels of 1–4 arrays (rank 1–3; `double`, `float`, `int`, `long`
 //! elements; extents over the size parameters `N`, `M`), nests 1–4 deep, imperfect nests,
 //! triangular bounds, `min`-like conjunctions of bounds, steps of ±1, ±2 and 3, `int` and
-//! `long` counters, affine `if`s, scalars declared in the nest (expanded by the model),
+//! `long` counters (declared by their loops, or at the top of the function and reused by
+//! every nest, sometimes read after a loop), affine `if`s, scalars declared in the nest (expanded by the model),
 //! function-level accumulators, integer arithmetic that wraps, and loop bounds `n`, `m`, `L`
 //! that are often different from the extents and sometimes near their type's limits (so
 //! accesses fault and expressions wrap). Each program is run by the interpreter (the
@@ -85,10 +86,16 @@ struct Gen {
     /// triangular bounds).
     counters: Vec<String>,
     fresh: usize,
+    /// Counters declared at the top of the function and reused by every nest (`c0` at
+    /// depth 0, ...), as C89 and PolyBench write them.
+    outer: bool,
 }
 
 impl Gen {
     fn counter_name(&mut self) -> String {
+        if self.outer {
+            return format!("c{}", self.counters.len());
+        }
         self.fresh += 1;
         format!("i{}", self.fresh)
     }
@@ -196,7 +203,14 @@ impl Gen {
 
     fn loop_header(&mut self) -> String {
         let i = self.counter_name();
-        let ty = if self.r.chance(1, 6) { "long" } else { "int" };
+        let ty = if self.outer {
+            // Declared at the top (`long c2`, the others `int`).
+            ""
+        } else if self.r.chance(1, 6) {
+            "long"
+        } else {
+            "int"
+        };
         let outer = self.counters.last().cloned();
         let bound = *self.r.pick(&["n", "m", "n", "m", "L", "N", "M"]);
         let h = match (self.r.below(9), outer) {
@@ -241,7 +255,9 @@ fn generate(seed: u64) -> (String, Vec<Item>) {
         arrays: Vec::new(),
         counters: Vec::new(),
         fresh: 0,
+        outer: false,
     };
+    g.outer = g.r.chance(1, 2);
     let n_arrays = 1 + g.r.below(4);
     let mut params = vec!["int n".to_string(), "int m".into(), "long L".into()];
     params.push("int N".into());
@@ -257,9 +273,19 @@ fn generate(seed: u64) -> (String, Vec<Item>) {
     }
     params.push("double s".into());
     let mut items = vec![Item::Line("double acc = 0.0;".into())];
+    if g.outer {
+        items.push(Item::Line("int c0, c1, c3;".into()));
+        items.push(Item::Line("long c2;".into()));
+    }
     for _ in 0..1 + g.r.below(2) {
         let depth = 1 + g.r.below(4) as usize;
         g.nest(depth, &mut items);
+        if g.outer && g.r.chance(1, 4) {
+            // The value a loop leaves in its counter, read after it: that counter's loops
+            // must keep the value the program gives it.
+            let c = g.r.below(depth as u64);
+            items.push(Item::Line(format!("acc += (double) c{c};")));
+        }
     }
     items.push(Item::Block(
         "if (N > 0)".into(),

@@ -79,24 +79,40 @@ pub fn optimize(prog: &Program, opts: &PolyOptions, gen: GenOptions) -> (Program
         // A copy: SCoP detection reads the whole original body (which scalars the
         // function writes anywhere) while the copy's regions are replaced.
         let mut body = f.body.clone();
-        process_list(f, &mut body, opts, gen, alias, &mut report, deadline);
+        let counters = scop::loop_only_counters(f);
+        let cx = Cx {
+            opts,
+            gen,
+            alias,
+            counters: &counters,
+            deadline,
+        };
+        process_list(f, &mut body, &cx, &mut report);
         f.body = body;
     }
     (out, report)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn process_list(
-    f: &mut Function,
-    list: &mut Vec<Stmt>,
-    opts: &PolyOptions,
+/// What [`process_list`] needs besides the function and the list.
+struct Cx<'a> {
+    opts: &'a PolyOptions,
     gen: GenOptions,
-    alias: &HashSet<(VarId, VarId)>,
-    report: &mut Report,
+    alias: &'a HashSet<(VarId, VarId)>,
+    /// The function's counters declared outside their loops ([`scop::loop_only_counters`]).
+    counters: &'a HashSet<VarId>,
     deadline: std::time::Instant,
-) {
+}
+
+fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mut Report) {
+    let Cx {
+        opts,
+        gen,
+        alias,
+        deadline,
+        ..
+    } = *cx;
     let mut rejected = Vec::new();
-    let found = scop::find_in_list(f, list, &mut rejected);
+    let found = scop::find_in_list(f, list, cx.counters, &mut rejected);
     report
         .rejected
         .extend(rejected.into_iter().map(|r| (f.name.clone(), r)));
@@ -184,22 +200,22 @@ fn process_list(
         }
         match s {
             Stmt::If { then, els, .. } => {
-                process_list(f, then, opts, gen, alias, report, deadline);
-                process_list(f, els, opts, gen, alias, report, deadline);
+                process_list(f, then, cx, report);
+                process_list(f, els, cx, report);
             }
             Stmt::While { body, .. } | Stmt::DoWhile { body, .. } => {
-                process_list(f, body, opts, gen, alias, report, deadline)
+                process_list(f, body, cx, report)
             }
             Stmt::Block(b) => {
                 // A lowered `for` that is not a SCoP: look inside its body only (its
                 // header was reported already).
-                if let [Stmt::Decl { .. }, Stmt::While {
+                if let [Stmt::Decl { .. } | Stmt::Expr(_), Stmt::While {
                     body, is_for: true, ..
                 }] = b.as_mut_slice()
                 {
-                    process_list(f, body, opts, gen, alias, report, deadline);
+                    process_list(f, body, cx, report);
                 } else {
-                    process_list(f, b, opts, gen, alias, report, deadline);
+                    process_list(f, b, cx, report);
                 }
             }
             _ => {}

@@ -457,13 +457,23 @@ fn strip_int_casts(e: &Expr) -> &Expr {
     }
 }
 
-/// The loop pattern of a lowered `for`: `Block([Decl i = lb, While { cond, body, step }])`.
-pub(crate) fn as_for(s: &Stmt) -> Option<(VarId, &Expr, &Expr, &Vec<Stmt>, &Expr)> {
+/// A lowered `for` loop (see [`as_for_any`]).
+pub(crate) struct ForLoop<'s> {
+    pub var: VarId,
+    pub lb: &'s Expr,
+    pub cond: &'s Expr,
+    pub body: &'s Vec<Stmt>,
+    pub step: &'s Expr,
+    /// The counter is declared before the loop (`for (i = lb; ...)`).
+    pub assigned: bool,
+}
+
+/// The loop pattern of a lowered `for`: `Block([Decl i = lb, While { cond, body, step }])`
+/// (`for (int i = lb; ...)`) or `Block([i = lb;, While { ... }])` (`for (i = lb; ...)`, the
+/// counter declared before the loop).
+pub(crate) fn as_for_any(s: &Stmt) -> Option<ForLoop<'_>> {
     let Stmt::Block(b) = s else { return None };
-    let [Stmt::Decl {
-        var,
-        init: Some(lb),
-    }, Stmt::While {
+    let [first, Stmt::While {
         cond,
         body,
         step: Some(step),
@@ -472,7 +482,200 @@ pub(crate) fn as_for(s: &Stmt) -> Option<(VarId, &Expr, &Expr, &Vec<Stmt>, &Expr
     else {
         return None;
     };
-    Some((*var, lb, cond, body, step))
+    match first {
+        Stmt::Decl {
+            var,
+            init: Some(lb),
+        } => Some(ForLoop {
+            var: *var,
+            lb,
+            cond,
+            body,
+            step,
+            assigned: false,
+        }),
+        Stmt::Expr(Expr {
+            kind:
+                ExprKind::Assign {
+                    place: Place::Var(var),
+                    op: None,
+                    value,
+                },
+            ..
+        }) => Some(ForLoop {
+            var: *var,
+            lb: value,
+            cond,
+            body,
+            step,
+            assigned: true,
+        }),
+        _ => None,
+    }
+}
+
+/// [`as_for_any`] for the loops the model accepts: a counter declared by the loop, or one of
+/// `counters` (see [`loop_only_counters`]).
+pub(crate) fn as_for<'s>(s: &'s Stmt, counters: &HashSet<VarId>) -> Option<ForLoop<'s>> {
+    as_for_any(s).filter(|l| !l.assigned || counters.contains(&l.var))
+}
+
+/// The integer scalars of `f` that serve as `for` counters declared outside their loops
+/// (`int i, j; for (i = 0; ...)`, C89 and PolyBench style) and whose value after a loop
+/// never matters, so that a SCoP may treat them like counters declared by their loops and
+/// leave any value in them. For each such `v`:
+/// * every read of `v` is inside a loop `for (v = lb; cond; step)` (its condition, body or
+///   step), not in its `lb`;
+/// * inside such a loop, `v` is written only by its step (no nested loop over `v`, no other
+///   assignment).
+///
+/// Then every read sees the counter of the loop around it, assigned by that loop's `lb` or
+/// step, and the value a loop leaves behind (like any write outside these loops) is dead:
+/// the next read is in a later loop over `v`, which assigns it first.
+pub fn loop_only_counters(f: &Function) -> HashSet<VarId> {
+    struct W {
+        bad: HashSet<VarId>,
+        active: Vec<VarId>,
+    }
+    impl W {
+        fn expr(&mut self, e: &Expr) {
+            e.walk(&mut |x| match &x.kind {
+                ExprKind::Var(v) if !self.active.contains(v) => {
+                    self.bad.insert(*v);
+                }
+                ExprKind::Assign {
+                    place: Place::Var(v),
+                    ..
+                }
+                | ExprKind::IncDec {
+                    place: Place::Var(v),
+                    ..
+                } if self.active.contains(v) => {
+                    self.bad.insert(*v);
+                }
+                // Compound assignments and increments read the variable too.
+                ExprKind::Assign {
+                    place: Place::Var(v),
+                    op: Some(_),
+                    ..
+                }
+                | ExprKind::IncDec {
+                    place: Place::Var(v),
+                    ..
+                } => {
+                    self.bad.insert(*v);
+                }
+                _ => {}
+            });
+        }
+        fn list(&mut self, stmts: &[Stmt]) {
+            for s in stmts {
+                self.stmt(s);
+            }
+        }
+        fn stmt(&mut self, s: &Stmt) {
+            if let Some(ForLoop {
+                var: v,
+                lb,
+                cond,
+                body,
+                step,
+                assigned: true,
+            }) = as_for_any(s)
+            {
+                self.expr(lb);
+                if self.active.contains(&v) {
+                    self.bad.insert(v);
+                }
+                self.active.push(v);
+                self.expr(cond);
+                self.list(body);
+                // The step writes the counter: only its value is checked.
+                match &step.kind {
+                    ExprKind::Assign {
+                        place: Place::Var(x),
+                        value,
+                        ..
+                    } if *x == v => self.expr(value),
+                    ExprKind::IncDec {
+                        place: Place::Var(x),
+                        ..
+                    } if *x == v => {}
+                    _ => {
+                        self.bad.insert(v);
+                        self.expr(step);
+                    }
+                }
+                self.active.pop();
+                return;
+            }
+            match s {
+                Stmt::Decl { init, .. } => {
+                    if let Some(e) = init {
+                        self.expr(e);
+                    }
+                }
+                Stmt::DeclArray { dims, .. } => dims.iter().for_each(|d| self.expr(d)),
+                Stmt::Expr(e) => self.expr(e),
+                Stmt::If { cond, then, els } => {
+                    self.expr(cond);
+                    self.list(then);
+                    self.list(els);
+                }
+                Stmt::While {
+                    cond, body, step, ..
+                } => {
+                    self.expr(cond);
+                    self.list(body);
+                    if let Some(e) = step {
+                        self.expr(e);
+                    }
+                }
+                Stmt::DoWhile { body, cond } => {
+                    self.list(body);
+                    self.expr(cond);
+                }
+                Stmt::ParFor { var, lo, hi, body } => {
+                    self.bad.insert(*var);
+                    self.expr(lo);
+                    self.expr(hi);
+                    self.list(body);
+                }
+                Stmt::Block(b) => self.list(b),
+                Stmt::Return(Some(e), _) => self.expr(e),
+                Stmt::Break | Stmt::Continue | Stmt::Return(None, _) => {}
+            }
+        }
+    }
+    let mut w = W {
+        bad: HashSet::new(),
+        active: Vec::new(),
+    };
+    w.list(&f.body);
+    let mut out = HashSet::new();
+    fn collect(stmts: &[Stmt], out: &mut HashSet<VarId>) {
+        for s in stmts {
+            if let Some(l) = as_for_any(s).filter(|l| l.assigned) {
+                out.insert(l.var);
+                collect(l.body, out);
+                continue;
+            }
+            match s {
+                Stmt::If { then, els, .. } => {
+                    collect(then, out);
+                    collect(els, out);
+                }
+                Stmt::While { body, .. }
+                | Stmt::DoWhile { body, .. }
+                | Stmt::ParFor { body, .. }
+                | Stmt::Block(body) => collect(body, out),
+                _ => {}
+            }
+        }
+    }
+    collect(&f.body, &mut out);
+    out.retain(|v| !w.bad.contains(v) && f.var(*v).scalar_ty().is_int() && !f.var(*v).is_array());
+    out
 }
 
 fn contains_loop(s: &Stmt) -> bool {
@@ -486,6 +689,8 @@ fn contains_loop(s: &Stmt) -> bool {
 
 struct Builder<'f> {
     f: &'f Function,
+    /// Counters declared outside their loops that the model may treat as loop counters.
+    outer_counters: &'f HashSet<VarId>,
     written: HashSet<VarId>,
     params: Vec<VarId>,
     counters: Vec<LoopInfo>,
@@ -784,8 +989,15 @@ impl<'f> Builder<'f> {
     }
 
     fn stmt(&mut self, s: &Stmt) -> R<()> {
-        if let Some((i, lb, cond, body, step)) = as_for(s) {
-            return self.for_loop(i, lb, cond, body, step);
+        if let Some(l) = as_for(s, self.outer_counters) {
+            return self.for_loop(l.var, l.lb, l.cond, l.body, l.step);
+        }
+        if let Some(l) = as_for_any(s) {
+            let name = &self.f.var(l.var).name;
+            return err(
+                stmt_span(s).unwrap_or_default(),
+                format!("a loop over `{name}`, declared before it, whose value is read outside its loops or assigned in them (the value after the loop would matter)"),
+            );
         }
         match s {
             Stmt::Block(b) => {
@@ -970,8 +1182,34 @@ impl<'f> Builder<'f> {
 
     fn leaf(&mut self, s: &Stmt, span: Span) -> R<()> {
         let mut acc = Vec::new();
-        let check_only = matches!(s, Stmt::Expr(e) if !has_effect(e));
+        // A value given to a counter declared outside its loops is dead (see
+        // `loop_only_counters`): only its reads' faults remain.
+        let dead_counter_write = match s {
+            Stmt::Decl { var, init } => {
+                self.outer_counters.contains(var) && !init.as_ref().is_some_and(has_effect)
+            }
+            Stmt::Expr(Expr {
+                kind:
+                    ExprKind::Assign {
+                        place: Place::Var(v),
+                        op: None,
+                        value,
+                    },
+                ..
+            }) => self.outer_counters.contains(v) && !has_effect(value),
+            _ => false,
+        };
+        let check_only = dead_counter_write || matches!(s, Stmt::Expr(e) if !has_effect(e));
         match s {
+            Stmt::Expr(Expr {
+                kind: ExprKind::Assign { value, .. },
+                ..
+            }) if dead_counter_write => self.accesses(value, &mut acc, false)?,
+            Stmt::Decl { init, .. } if dead_counter_write => {
+                if let Some(e) = init {
+                    self.accesses(e, &mut acc, false)?;
+                }
+            }
             Stmt::Expr(e) => self.accesses(e, &mut acc, false)?,
             Stmt::Decl { var, init } => {
                 if let Some(e) = init {
@@ -982,6 +1220,14 @@ impl<'f> Builder<'f> {
                 self.scalar_access(*var, AccessKind::Write, span, &mut acc);
             }
             _ => unreachable!("leaf statements are expressions and declarations"),
+        }
+        if check_only
+            && acc
+                .iter()
+                .all(|a| a.kind != AccessKind::Read || a.idx.is_empty())
+        {
+            // Nothing that can fault.
+            return Ok(());
         }
         let (name, into) = if check_only {
             (format!("C{}", self.checks.len()), &mut self.checks)
@@ -1185,12 +1431,14 @@ pub(crate) fn stmt_span(s: &Stmt) -> Option<Span> {
     }
 }
 
-/// Tries to model `stmts` (a run of one statement list) as one SCoP.
-pub fn build(f: &Function, stmts: &[Stmt]) -> Result<Scop, NotScop> {
+/// Tries to model `stmts` (a run of one statement list) as one SCoP; `counters` are
+/// [`loop_only_counters`] of `f`.
+pub fn build(f: &Function, stmts: &[Stmt], counters: &HashSet<VarId>) -> Result<Scop, NotScop> {
     let mut written = HashSet::new();
     written_scalars(stmts, &mut written);
     let mut b = Builder {
         f,
+        outer_counters: counters,
         written,
         params: vec![],
         counters: vec![],
@@ -1283,10 +1531,15 @@ pub struct Found {
 
 /// Finds the SCoPs of one statement list (not recursing): maximal runs of statements that
 /// model together and contain a loop. Rejected loop nests are reported in `rejected`.
-pub fn find_in_list(f: &Function, list: &[Stmt], rejected: &mut Vec<NotScop>) -> Vec<Found> {
+pub fn find_in_list(
+    f: &Function,
+    list: &[Stmt],
+    counters: &HashSet<VarId>,
+    rejected: &mut Vec<NotScop>,
+) -> Vec<Found> {
     let ok: Vec<Option<NotScop>> = list
         .iter()
-        .map(|s| build(f, std::slice::from_ref(s)).err())
+        .map(|s| build(f, std::slice::from_ref(s), counters).err())
         .collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -1308,7 +1561,7 @@ pub fn find_in_list(f: &Function, list: &[Stmt], rejected: &mut Vec<NotScop>) ->
         let mut found = None;
         while end > i {
             if list[i..end].iter().any(contains_loop) {
-                if let Ok(s) = build(f, &list[i..end]) {
+                if let Ok(s) = build(f, &list[i..end], counters) {
                     found = Some(s);
                     break;
                 }
