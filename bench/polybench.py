@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Benchmark harness (not a test): PolyBench/C 4.2.1's kernels *as written* through Tessera.
+
+PolyBench is not part of this repository (its code is not ours to commit): point --src at a
+checkout of PolyBench/C 4.2.1. For every benchmark of the suite:
+  1. the benchmark's .c is preprocessed as PolyBench's own build would
+     (gcc -E -P -DPOLYBENCH_USE_C99_PROTO -D<DATASET>_DATASET -I utilities), and the function
+     `kernel_<name>` is cut out of the result, nothing else changed (counters declared at the
+     top, `#pragma scop`, its loops and types as PolyBench writes them) but `#include
+     <math.h>` put before it (the benchmark had it through polybench.h);
+  2. the integer size arguments are read from the preprocessed `main` (`int n = 500;`),
+     floating-point scalars get 1.5 (the values do not change the loop structure), arrays are
+     filled by `--init random:1`;
+  3. `tessera explain` counts the SCoPs, those that keep their code, and the loop nests that
+     are not SCoPs;
+  4. gcc -O3 -march=native -ffp-contract=off -fwrapv runs the cut-out kernel through the
+     generated driver on the same inputs; `--mode jit`, `--mode opt --threads 1` and
+     `--threads 2` run interleaved, median of --runs; every output is compared with gcc's bit
+     for bit (NaNs canonicalised by the checksum) and a mode whose output differs is `wrong`.
+
+Usage: python3 bench/polybench.py --src /path/to/PolyBenchC-4.2.1 [--dataset MEDIUM] [--runs 3]
+       [--only gemm,lu] [--md out.md]
+"""
+import math, os, re, statistics, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, T, arg_parser, emit, field, machine, same_dirs, run as _run  # noqa: E402
+
+PRELUDE = os.path.join(ROOT, "tests", "gcc-prelude.h")
+GCC = ["gcc", "-O3", "-march=native", "-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
+MODES = [
+    ("jit", ["--mode", "jit"]),
+    ("opt", ["--mode", "opt", "--threads", "1"]),
+    ("opt-2t", ["--mode", "opt", "--threads", "2"]),
+]
+TIMEOUT = 600
+
+
+def run(cmd, **kw):
+    return _run(cmd, timeout=TIMEOUT, **kw)
+
+
+def benchmarks(src, only):
+    keep = only.split(",") if only else None
+    for d, _, files in sorted(os.walk(src)):
+        if "utilities" in d:
+            continue
+        for f in sorted(files):
+            name = f[:-2]
+            if f.endswith(".c") and os.path.basename(d) == name and (keep is None or name in keep):
+                yield name, os.path.join(d, f)
+
+
+def cut_kernel(text, name):
+    """The text of `void kernel_<name>(...) { ... }` in preprocessed source."""
+    m = re.search(r"(?m)^void kernel_%s\s*\(" % re.escape(name.replace("-", "_")), text)
+    if not m:
+        raise RuntimeError("no kernel_%s in the preprocessed source" % name)
+    i = text.index("{", m.end())
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                # PolyBench's sources get <math.h> through polybench.h.
+                return "#include <math.h>\n" + text[m.start():j + 1] + "\n"
+    raise RuntimeError("unbalanced braces in kernel_%s" % name)
+
+
+def size_args(text, kernel):
+    """-D arguments for the kernel's scalar parameters."""
+    head = kernel[kernel.index("(") + 1:kernel.index(")")]
+    ints = dict(re.findall(r"\bint\s+(\w+)\s*=\s*(\d+)\s*;", text))
+    args = []
+    for p in head.split(","):
+        p = p.strip()
+        if "[" in p:
+            continue
+        ty, nm = p.split()[-2], p.split()[-1]
+        if ty in ("int", "long"):
+            if nm not in ints:
+                raise RuntimeError("no size for %s" % nm)
+            args += ["-D", "%s=%s" % (nm, ints[nm])]
+        else:
+            args += ["-D", "%s=1.5" % nm]
+    return args
+
+
+def explain_counts(path, entry):
+    r = subprocess.run([T, "explain", path, "--entry", entry], capture_output=True, text=True, timeout=TIMEOUT)
+    out = r.stdout + r.stderr
+    scops = len(re.findall(r"(?m)^SCoP \d+ in", out))
+    kept = len(re.findall(r"(?m)^  kept the original code", out))
+    rejected = re.findall(r"(?m)^not a SCoP in `[^`]*` at [^:]*:\d+:\d+: (.*)$", out)
+    return scops, kept, rejected
+
+
+def main():
+    ap = arg_parser(3)
+    ap.add_argument("--src", required=True, help="a PolyBench/C 4.2.1 checkout")
+    ap.add_argument("--dataset", default="MEDIUM")
+    a = ap.parse_args()
+    utils = os.path.join(a.src, "utilities")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cfile in benchmarks(a.src, a.only):
+            entry = "kernel_" + name.replace("-", "_")
+            pre = run(["gcc", "-E", "-P", "-DPOLYBENCH_USE_C99_PROTO", "-D%s_DATASET" % a.dataset, "-I", utils, cfile])
+            path = os.path.join(tmp, name + ".c")
+            row = {"name": name, "med": {}, "note": ""}
+            rows.append(row)
+            try:
+                kernel = cut_kernel(pre, name)
+                open(path, "w").write(kernel)
+                args = size_args(pre, kernel) + ["--init", "random:1"]
+                row["size"] = " ".join(x for x in args[:-2] if x != "-D")
+                run([T, "check", path])
+            except (RuntimeError, ValueError, IndexError) as e:
+                row["note"] = "not accepted: " + str(e).strip().splitlines()[-1][:120]
+                print("%-16s %s" % (name, row["note"]), flush=True)
+                continue
+            row["scops"], row["kept"], row["rejected"] = explain_counts(path, entry)
+            inp = os.path.join(tmp, name + "-in")
+            run([T, "run", path, "--entry", entry, "--save-inputs", inp, "--mode", "jit"] + args)
+            ins = []
+            for f in sorted(os.listdir(inp)):
+                ins += ["--input", "%s=%s" % (f[:-4], os.path.join(inp, f))]
+            drv = os.path.join(tmp, name + "-driver.c")
+            open(drv, "w").write(run([T, "emit", path, "--entry", entry, "--target", "driver"]))
+            exe = os.path.join(tmp, name + "-gcc")
+            run(GCC + [drv, "-o", exe, "-lm"])
+            named = [x for x in args[:-2] if x != "-D"]
+            ref = os.path.join(tmp, name + "-out-gcc")
+            os.makedirs(ref, exist_ok=True)
+            times = {c: [] for c in ["gcc"] + [m[0] for m in MODES]}
+            wrong = set()
+            for _ in range(a.runs):
+                times["gcc"].append(field(run([exe, inp, ref] + named), "time_ms"))
+                for mname, flags in MODES:
+                    if mname in wrong:
+                        continue
+                    od = os.path.join(tmp, "%s-out-%s" % (name, mname))
+                    try:
+                        out = run([T, "run", path, "--entry", entry] + flags + args[:-2] + ins + ["--out", od])
+                    except (RuntimeError, subprocess.TimeoutExpired) as e:
+                        print("WARNING: %s %s failed: %s" % (name, mname, str(e)[:300]), file=sys.stderr)
+                        wrong.add(mname)
+                        continue
+                    times[mname].append(field(out, "time_ms"))
+                    if not same_dirs(od, ref):
+                        print("WARNING: %s: %s output differs from gcc -O3" % (name, mname), file=sys.stderr)
+                        wrong.add(mname)
+            row["med"] = {c: (statistics.median(v) if v and c not in wrong else None) for c, v in times.items()}
+            print("%-16s scops %d kept %d rejected %d  " % (name, row["scops"], row["kept"], len(row["rejected"]))
+                  + "  ".join("%s %s" % (c, ("%.1f" % v) if v else "wrong") for c, v in row["med"].items()), flush=True)
+
+    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    fmt = lambda v: ("%.1f" % v) if v else "wrong"
+    lines = [
+        "| kernel | sizes | SCoPs (kept as is) | loop nests not SCoPs | gcc -O3 | jit | opt | opt 2t | jit / gcc | opt 2t / jit | opt 2t / gcc |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    q_jit, q_opt, q_gcc = [], [], []
+    for row in rows:
+        if row["note"]:
+            lines.append("| %s | | %s | | | | | | | | |" % (row["name"], row["note"]))
+            continue
+        m = row["med"]
+        r1 = m["jit"] / m["gcc"] if m["jit"] and m["gcc"] else None
+        r2 = m["opt-2t"] / m["jit"] if m["opt-2t"] and m["jit"] else None
+        r3 = m["opt-2t"] / m["gcc"] if m["opt-2t"] and m["gcc"] else None
+        if r1: q_jit.append(r1)
+        if r2: q_opt.append(r2)
+        if r3: q_gcc.append(r3)
+        rej = "; ".join(sorted(set(row["rejected"])))[:160]
+        lines.append("| %s | %s | %d (%d) | %d %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["name"], row["size"], row["scops"], row["kept"], len(row["rejected"]), ("(" + rej + ")") if rej else "",
+            fmt(m["gcc"]), fmt(m["jit"]), fmt(m["opt"]), fmt(m["opt-2t"]),
+            ("%.2f" % r1) if r1 else "-", ("%.2f" % r2) if r2 else "-", ("%.2f" % r3) if r3 else "-"))
+    lines.append("| **geomean** | | | | | | | | **%.3f** | **%.3f** | **%.3f** |" % (geo(q_jit), geo(q_opt), geo(q_gcc)))
+    emit("\n".join(lines), a.md, "Machine: %s; PolyBench/C 4.2.1 %s_DATASET as written; runs=%d (median, interleaved); times in ms"
+         % (machine(), a.dataset, a.runs))
+
+
+if __name__ == "__main__":
+    main()
