@@ -9,6 +9,10 @@
 //! emits (`tessera emit --target openmp`), compiled by gcc with `-fopenmp` and run on two
 //! threads, must equal the interpreter bit for bit at every TEST size.
 //!
+//! The kernels are `examples/kernels/*.c` and the corpus `tests/corpus/*.c` (kernels written in
+//! others' conventions: counters declared at the top and reused, sizes as macros, `float`,
+//! `int` and `long` variants), each with the expected number of SCoPs (`// SCOPS: N`).
+//!
 //! Header format of a kernel (read here and by the benchmark scripts):
 //! `// ENTRY: name`, `// RUN: -D n=...` (default size), `// TEST: -D n=...` (tiny sizes, tested
 //! here), `// BENCH: -D n=...` (large sizes for benchmarks).
@@ -16,6 +20,48 @@
 mod common;
 use common::*;
 use std::path::Path;
+
+#[test]
+fn corpus_kernels_have_their_scops() {
+    // The corpus (tests/corpus) is written as others write C: its `// SCOPS:` line says how
+    // many SCoPs the optimiser must find, so that detection cannot silently regress to the
+    // plain JIT on real code.
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for k in example_kernels() {
+        let Some(want) = k.scops else { continue };
+        checked += 1;
+        let o = tessera()
+            .args(["explain", k.path.to_str().unwrap(), "--entry", &k.entry])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        let got = text
+            .lines()
+            .filter(|l| {
+                l.strip_prefix("SCoP ")
+                    .and_then(|r| r.split_once(" in `"))
+                    .is_some_and(|(n, _)| n.parse::<usize>().is_ok())
+            })
+            .count();
+        if !o.status.success() || got != want {
+            failures.push(format!(
+                "{}: {got} SCoPs, expected {want} (exit {:?})\n{}",
+                k.name,
+                o.status.code(),
+                text.lines()
+                    .filter(|l| l.starts_with("not a SCoP"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        }
+    }
+    assert!(
+        checked >= 8,
+        "only {checked} kernels with a `// SCOPS:` line"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
 
 #[test]
 fn interpreter_matches_gcc_on_every_example_kernel() {
@@ -147,7 +193,7 @@ fn every_kernel_with(mode: &str, scratch: &str, extra: &[&str]) {
 fn every_kernel_within(mode: &str, scratch: &str, extra: &[&str], rtol: Option<f64>) {
     let kernels = example_kernels();
     assert!(
-        kernels.len() >= 25,
+        kernels.len() >= 25 || std::env::var_os("TESSERA_KERNELS").is_some(),
         "expected at least 25 example kernels, found {}",
         kernels.len()
     );

@@ -36,16 +36,20 @@ pub struct Kernel {
     pub run: Vec<String>,
     pub tests: Vec<Vec<String>>,
     pub bench: Vec<String>,
+    /// `// SCOPS: N`: how many SCoPs `tessera explain` must find in the entry's program.
+    pub scops: Option<usize>,
 }
 
 fn split_args(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()
 }
 
-/// Reads `examples/kernels/*.c`.
+/// Reads `examples/kernels/*.c` and the corpus of kernels written in others' conventions,
+/// `tests/corpus/*.c` (counters declared at the top, sizes as macros, PolyBench style).
 pub fn example_kernels() -> Vec<Kernel> {
-    let mut v: Vec<Kernel> = std::fs::read_dir(root().join("examples/kernels"))
-        .unwrap()
+    let mut v: Vec<Kernel> = ["examples/kernels", "tests/corpus"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root().join(d)).unwrap())
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .map(|path| {
@@ -57,6 +61,7 @@ pub fn example_kernels() -> Vec<Kernel> {
                 run: vec![],
                 tests: vec![],
                 bench: vec![],
+                scops: None,
             };
             for line in text.lines() {
                 let l = line.trim();
@@ -68,6 +73,8 @@ pub fn example_kernels() -> Vec<Kernel> {
                     k.tests.push(split_args(x));
                 } else if let Some(x) = l.strip_prefix("// BENCH:") {
                     k.bench = split_args(x);
+                } else if let Some(x) = l.strip_prefix("// SCOPS:") {
+                    k.scops = Some(x.trim().parse().expect("// SCOPS: N"));
                 }
             }
             assert!(
@@ -79,6 +86,11 @@ pub fn example_kernels() -> Vec<Kernel> {
         })
         .collect();
     v.sort_by(|a, b| a.name.cmp(&b.name));
+    // For development: `TESSERA_KERNELS=gemm,lu` keeps only those (CI sets nothing).
+    if let Ok(only) = std::env::var("TESSERA_KERNELS") {
+        let keep: Vec<&str> = only.split(',').collect();
+        v.retain(|k| keep.contains(&k.name.as_str()));
+    }
     v
 }
 
