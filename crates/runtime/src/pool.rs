@@ -23,6 +23,9 @@ pub const THREADS_ENV: &str = "TESSERA_THREADS";
 pub struct Runtime {
     pool: rayon::ThreadPool,
     threads: usize,
+    /// What handing a range to the pool and joining costs here, in nanoseconds (median
+    /// of a few empty fork-joins, measured on first use; see [`Runtime::fork_join_ns`]).
+    fork_join_ns: OnceLock<u64>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -104,7 +107,16 @@ impl Runtime {
             .stack_size(WORKER_STACK)
             .build()
             .map_err(|e| RuntimeError::PoolBuild(e.to_string()))?;
-        Ok(Runtime { pool, threads: n })
+        let rt = Runtime {
+            pool,
+            threads: n,
+            fork_join_ns: OnceLock::new(),
+        };
+        if n > 1 {
+            // Calibrated now, not inside the first parallel loop a kernel times.
+            rt.fork_join_ns();
+        }
+        Ok(rt)
     }
 
     /// The process-wide runtime, built on first use like `Runtime::new(None)`
@@ -152,8 +164,40 @@ impl Runtime {
         n.div_ceil(self.threads as u64 * 4).max(1)
     }
 
+    /// The cost of one fork-join on this pool (handing chunks to every worker, waking
+    /// them, joining), in nanoseconds: the median of 15 empty fork-joins, measured when the
+    /// pool is built and kept (a per-machine, per-pool calibration).
+    pub fn fork_join_ns(&self) -> u64 {
+        *self.fork_join_ns.get_or_init(|| {
+            let chunks = self.threads * 4;
+            let mut v: Vec<u64> = (0..15)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    self.install(|| {
+                        (0..chunks)
+                            .into_par_iter()
+                            .with_max_len(1)
+                            .for_each(|c| {
+                                std::hint::black_box(c);
+                            })
+                    });
+                    t.elapsed().as_nanos() as u64
+                })
+                .collect();
+            v.sort_unstable();
+            v[v.len() / 2]
+        })
+    }
+
     /// Runs `body(lo', hi')` over `[lo, hi)` split into chunks of `chunk`
     /// iterations (`chunk <= 0`: [`Runtime::default_chunk`]), in parallel.
+    ///
+    /// With `chunk <= 0` the loop first runs a probe, its first `n / 256` iterations (at
+    /// least one) on the calling thread, timed; where the rest would take less than
+    /// twice what parallel execution could save against a fork-join
+    /// ([`Runtime::fork_join_ns`]: rest < 2 fork-join x T / (T - 1)), the rest runs there too
+    /// as one range, else it is split among the workers. Small parallel loops inside
+    /// sequential ones (a stencil's rows) then cost no more than sequential code.
     ///
     /// `body` returns `Err(code)` to fail. A failure (or panic) in a chunk
     /// skips every chunk after it that has not started (a shared position
@@ -175,7 +219,36 @@ impl Runtime {
         if hi <= lo {
             return Ok(());
         }
-        let n = (hi as i128 - lo as i128) as u64;
+        let mut n = (hi as i128 - lo as i128) as u64;
+        let mut lo = lo;
+        if chunk <= 0 && self.threads > 1 {
+            let probe = (n / 256).max(1);
+            let mid = (lo as i128 + probe as i128) as i64;
+            let t = std::time::Instant::now();
+            let r = catch_unwind(AssertUnwindSafe(|| body(lo, mid)));
+            let took = t.elapsed().as_nanos();
+            match r {
+                Ok(Ok(())) => {}
+                Ok(Err(code)) => return Err(ParallelForError::Body(code)),
+                Err(p) => return Err(ParallelForError::Panic(panic_message(&*p))),
+            }
+            let rest = n - probe;
+            if rest == 0 {
+                return Ok(());
+            }
+            let estimate = took.saturating_mul(rest as u128) / probe as u128;
+            let t_ = self.threads as u128;
+            let worth = 2 * self.fork_join_ns() as u128 * t_ / (t_ - 1);
+            if estimate < worth {
+                return match catch_unwind(AssertUnwindSafe(|| body(mid, hi))) {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(code)) => Err(ParallelForError::Body(code)),
+                    Err(p) => Err(ParallelForError::Panic(panic_message(&*p))),
+                };
+            }
+            lo = mid;
+            n = rest;
+        }
         let chunk = if chunk <= 0 {
             self.default_chunk(n)
         } else {
