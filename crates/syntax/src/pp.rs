@@ -129,6 +129,8 @@ struct Pp<'o> {
     /// Expanding a `#if` line: `-D` names are claimed as met.
     in_if: bool,
     arg_depth: usize,
+    /// The function-like macros whose calls are being substituted, outermost first.
+    calls: Vec<String>,
     produced: usize,
     fatal: Option<Diagnostic>,
     diags: Vec<Diagnostic>,
@@ -164,6 +166,7 @@ pub fn preprocess(src: &str, dir: Option<&Path>, overrides: &HashMap<String, Str
         isolated: false,
         in_if: false,
         arg_depth: 0,
+        calls: vec![],
         produced: 0,
         fatal: None,
         diags: vec![],
@@ -769,7 +772,11 @@ impl Pp<'_> {
             H::Bad
         };
         let hspan = self.lx().span_from(hlo, hline, hcol);
-        self.expect_eol("#include");
+        if matches!(header, H::Bad) {
+            skip_line(self.lx());
+        } else {
+            self.expect_eol("#include");
+        }
         let system = |pp: &mut Self, h: String| {
             if ALLOWED_INCLUDES.contains(&h.as_str()) {
                 if !pp.includes.contains(&h) {
@@ -1054,11 +1061,12 @@ impl Pp<'_> {
     }
 
     fn too_many(&mut self, span: Span, hs: &Option<Hs>) {
-        let what = match hs.as_ref().and_then(|h| h.first()) {
-            Some(&outer) => format!(
-                "the expansion of macro `{}` here",
-                self.names[outer as usize]
-            ),
+        let outer = match hs.as_ref().and_then(|h| h.first()) {
+            Some(&outer) => Some(self.names[outer as usize].clone()),
+            None => self.calls.first().cloned(),
+        };
+        let what = match outer {
+            Some(m) => format!("the expansion of macro `{m}` here"),
             None => "this token".to_string(),
         };
         self.set_fatal(Diagnostic::error(
@@ -1253,7 +1261,10 @@ impl Pp<'_> {
         };
         let body = self.macros[name].body.clone();
         let named: Vec<(String, Vec<PTok>)> = params.into_iter().zip(args).collect();
-        Some(self.substitute(name, body, &named, t, hs))
+        self.calls.push(name.to_string());
+        let r = self.substitute(name, body, &named, t, hs);
+        self.calls.pop();
+        Some(r)
     }
 
     /// Substitutes `args` for the parameters in `body` (with `#` and `##`), gives the result
