@@ -1112,3 +1112,46 @@ fn type_text(t: TypeName) -> &'static str {
         TypeName::Double => "double",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::TypeName;
+    use std::collections::HashMap;
+
+    fn errs(src: &str) -> Vec<String> {
+        match crate::parse(src, &HashMap::new()) {
+            Ok(_) => vec![],
+            Err(ds) => ds
+                .iter()
+                .map(|d| format!("{}:{}: {}", d.span.line, d.span.col, d.message))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn typedefs_name_scalar_types() {
+        let src = "typedef double D;\ntypedef long I;\ntypedef I J;\ntypedef D D;\n\
+                   static inline D f(J n, D A[10 + 0][n]) { J i = (J)1; D t[2 * 3]; return A[i][0]; }";
+        let u = crate::parse(src, &HashMap::new()).unwrap();
+        let f = &u.functions[0];
+        assert_eq!(f.ret, TypeName::Double);
+        assert_eq!(f.params[0].ty, TypeName::Long);
+        assert_eq!(f.params[1].dims.len(), 2);
+    }
+
+    #[test]
+    fn typedef_errors_are_located() {
+        assert_eq!(
+            errs("typedef double T;\ntypedef int T;"),
+            ["2:13: typedef `T` redefined as a different type: it was `double`, now `int`"]
+        );
+        assert_eq!(errs("typedef int T;\nvoid f(int T) {}").len(), 1);
+        assert_eq!(errs("typedef int T;\nint f(void) { return T; }").len(), 1);
+        assert_eq!(errs("typedef int T;\nvoid T(void) {}").len(), 1);
+        assert_eq!(errs("typedef int V[3];").len(), 1);
+        assert_eq!(errs("typedef int *P;").len(), 1);
+        assert_eq!(errs("void f(void) { typedef int T; }").len(), 1);
+        assert_eq!(errs("typedef int;").len(), 1);
+        assert_eq!(errs("typedef").len(), 1);
+    }
+}

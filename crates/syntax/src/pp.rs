@@ -1054,16 +1054,20 @@ impl Pp<'_> {
         };
         self.produced += 1;
         if self.produced > MAX_EXPANDED_TOKENS {
-            self.too_many(t.span, &t.hs);
+            self.too_many(t.span, &t.hs, None);
             return None;
         }
         Some(t)
     }
 
-    fn too_many(&mut self, span: Span, hs: &Option<Hs>) {
+    fn too_many(&mut self, span: Span, hs: &Option<Hs>, expanding: Option<&str>) {
         let outer = match hs.as_ref().and_then(|h| h.first()) {
             Some(&outer) => Some(self.names[outer as usize].clone()),
-            None => self.calls.first().cloned(),
+            None => self
+                .calls
+                .first()
+                .cloned()
+                .or(expanding.map(str::to_string)),
         };
         let what = match outer {
             Some(m) => format!("the expansion of macro `{m}` here"),
@@ -1077,9 +1081,9 @@ impl Pp<'_> {
         ));
     }
 
-    fn push_front(&mut self, toks: Vec<PTok>, use_tok: &PTok) -> bool {
+    fn push_front(&mut self, toks: Vec<PTok>, use_tok: &PTok, name: &str) -> bool {
         if self.produced + toks.len() > MAX_EXPANDED_TOKENS {
-            self.too_many(use_tok.span, &use_tok.hs);
+            self.too_many(use_tok.span, &use_tok.hs, Some(name));
             return false;
         }
         for t in toks.into_iter().rev() {
@@ -1188,7 +1192,7 @@ impl Pp<'_> {
                 let body = m.body.clone();
                 self.substitute(&name, body, &[], &t, hs)
             };
-            if !self.push_front(result, &t) {
+            if !self.push_front(result, &t, &name) {
                 return None;
             }
         }
@@ -1653,5 +1657,196 @@ impl IfEval<'_> {
         let r = self.unary(eval);
         self.depth -= 1;
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pp_with(src: &str, defs: &[(&str, &str)]) -> Lexed {
+        let o: HashMap<String, String> = defs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        preprocess(src, None, &o)
+    }
+    /// The tokens after preprocessing, spelt and joined by spaces (no Eof).
+    fn out(src: &str) -> String {
+        let l = pp_with(src, &[]);
+        assert!(l.diags.is_empty(), "{:?}", l.diags);
+        spelt(&l)
+    }
+    fn spelt(l: &Lexed) -> String {
+        let v: Vec<String> = l.tokens[..l.tokens.len() - 1]
+            .iter()
+            .map(|t| spell(&t.tok))
+            .collect();
+        v.join(" ")
+    }
+    fn errs(src: &str) -> Vec<String> {
+        pp_with(src, &[])
+            .diags
+            .iter()
+            .map(|d| format!("{}:{}: {}", d.span.line, d.span.col, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn function_like_macros() {
+        assert_eq!(out("#define F(a, b) a + b\nF(1, (2, 3))"), "1 + ( 2 , 3 )");
+        assert_eq!(out("#define F(a) [a]\nF()"), "[ ]");
+        assert_eq!(out("#define G() 7\nG() G"), "7 G");
+        assert_eq!(out("#define F(x) x\nF (1) F"), "1 F");
+        assert_eq!(out("#define F(x) x\nF\n(2)"), "2");
+        // Rescanning, and arguments expanded before substitution.
+        assert_eq!(out("#define A B\n#define B(x) x*2\nA(3)"), "3 * 2");
+        assert_eq!(out("#define F(x) x\nF(F(F(1)))"), "1");
+        // Blue paint: direct and indirect self-reference.
+        assert_eq!(out("#define x (x + 1)\nx"), "( x + 1 )");
+        assert_eq!(out("#define f(a) a + f(a)\nf(1)"), "1 + f ( 1 )");
+        assert_eq!(out("#define P Q\n#define Q P\nP Q"), "P Q");
+        // A macro is in effect from its #define on, until #undef.
+        assert_eq!(out("N\n#define N 1\nN\n#undef N\nN"), "N 1 N");
+    }
+
+    #[test]
+    fn stringify_and_paste() {
+        assert_eq!(
+            out("#define C(a, b) a ## b\nC(x, 1) C(, y) C(z,) C(0x10, 2)"),
+            "x1 y z 162"
+        );
+        assert_eq!(out("#define S(a) #a\nS(a  +  b)"), "\"a + b\"");
+        assert_eq!(out("#define C(a, b) a ## b\n#define E\nC(E, 1)"), "E1");
+        assert_eq!(out("#define XY 5\n#define C(a, b) a ## b\nC(X, Y)"), "5");
+        assert_eq!(errs("#define C(a, b) a ## b\nC(+, /)").len(), 1);
+    }
+
+    #[test]
+    fn conditionals() {
+        let src = "#if 2 * 3 == 6 && defined(A) == 0\na\n#elif 1\nb\n#else\nc\n#endif";
+        assert_eq!(out(src), "a");
+        assert_eq!(out("#ifdef X\nx\n#elif 0\ny\n#else\nz\n#endif"), "z");
+        assert_eq!(out("#define X\n#ifndef X\nx\n#else\ny\n#endif"), "y");
+        assert_eq!(out("#if 0\n#if 1/0\n#else\n'\n#endif\n#endif\nk"), "k");
+        assert_eq!(
+            out("#define N 3\n#if N > 2 ? UNKNOWN + 1 : 1 / 0\nt\n#endif"),
+            "t"
+        );
+        assert_eq!(
+            out("#if -1 >> 1 == -1 && ~0 == -1 && !0 && 7 % 4 == 3\nt\n#endif"),
+            "t"
+        );
+        assert_eq!(out("#if 0 && 1 / 0 || 1\nt\n#endif"), "t");
+    }
+
+    #[test]
+    fn conditional_errors_are_located() {
+        assert_eq!(
+            errs("#if 1 / 0\n#endif"),
+            ["1:7: division by zero in the #if expression"]
+        );
+        assert_eq!(
+            errs("x\n#if 1\n"),
+            ["2:2: unterminated `#if`: expected `#endif` before the end of the file"]
+        );
+        assert_eq!(
+            errs("#endif"),
+            ["1:2: `#endif` without `#if`: no conditional is open here"]
+        );
+        assert_eq!(errs("#if 1\n#else\n#else\n#endif").len(), 1);
+        assert_eq!(errs("#if 1\n#else x\n#endif").len(), 1);
+        assert_eq!(errs("#if\n#endif").len(), 1);
+        assert_eq!(errs("#if (((1)\n#endif").len(), 1);
+        let deep = format!("#if {}1\n#endif", "(".repeat(100_000));
+        assert_eq!(errs(&deep).len(), 1);
+    }
+
+    #[test]
+    fn command_line_definitions() {
+        // Visible to #ifdef, substituted once a directive mentions the name.
+        let l = pp_with("#ifdef BIG\nn BIG\n#endif", &[("BIG", "2")]);
+        assert_eq!(spelt(&l), "n 2");
+        let l = pp_with("#ifndef N\n#define N 10\n#endif\nN", &[("N", "4")]);
+        assert_eq!(spelt(&l), "4");
+        // A name no directive mentions is left to bind a parameter.
+        let l = pp_with("int n", &[("n", "4")]);
+        assert_eq!(spelt(&l), "int n");
+        // It replaces the body of a function-like macro too.
+        let l = pp_with("#define F(x) x\nF(1)", &[("F", "x + x")]);
+        assert_eq!(spelt(&l), "1 + 1");
+        assert!(pp_with("#define N 1", &[("N", "@")]).diags.len() == 1);
+    }
+
+    #[test]
+    fn macro_errors_are_located() {
+        let e = errs("#define F(a, b) a\nF(1)");
+        assert_eq!(e, ["2:1: macro `F` takes 2 arguments, but 1 was given"]);
+        let e = errs("#define F(a) a\nx F(1, (2");
+        assert_eq!(
+            e,
+            ["2:3: unterminated call of macro `F`: expected `)` before the end of the file"]
+        );
+        assert_eq!(errs("#define F(a a").len(), 1);
+        assert_eq!(errs("#define F(...) 1").len(), 1);
+        assert_eq!(errs("#define F(a) #b").len(), 1);
+        assert_eq!(errs("#define F(a) a ##").len(), 1);
+        assert_eq!(errs("#define A 1\n#define A 2").len(), 1);
+        assert!(errs("#define A 1\n#define A 1").is_empty());
+        assert_eq!(errs("#include \"x.h\"").len(), 1);
+        assert_eq!(errs("#foo").len(), 1);
+    }
+
+    #[test]
+    fn bounds_are_fatal_and_located() {
+        let l = pp_with("#define D(x) x x x x x x x x\nD(D(D(D(D(D(D(1)))))))", &[]);
+        assert!(l.fatal);
+        assert!(l.diags[0].message.contains("`D`"), "{:?}", l.diags);
+        let src = format!("#define I(x) x\n{}1{}", "I(".repeat(100), ")".repeat(100));
+        let l = pp_with(&src, &[]);
+        assert!(l.fatal && l.diags[0].message.contains("too deep"));
+        // Recursion through arguments terminates.
+        let l = pp_with("#define F(x) F(x) F(x)\nF(F(1))", &[]);
+        assert!(!l.fatal);
+        // Unterminated calls inside arguments and #if lines.
+        assert_eq!(
+            errs("#define F(x) x\n#define G(x) x\nG(F)(1) G(F(1)").len(),
+            1
+        );
+        assert_eq!(errs("#define F(x) x\n#if F(1\n#endif").len(), 2);
+    }
+
+    #[test]
+    fn includes_from_files() {
+        let dir = std::env::temp_dir().join(format!("tessera-pp-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(
+            dir.join("sub/a.h"),
+            "#pragma once\n#include \"b.h\"\n#define A B + 1\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("sub/b.h"),
+            "#ifndef B_H\n#define B_H\n#define B 2\n#endif\n@",
+        )
+        .unwrap();
+        let src = "#include \"sub/a.h\"\n#include \"sub/a.h\"\n#include \"sub/b.h\"\nA";
+        let l = preprocess(src, Some(&dir), &HashMap::new());
+        assert_eq!(spelt(&l), "2 + 1");
+        // The stray `@` in b.h is reported once per inclusion, located in b.h.
+        assert_eq!(l.files.len(), 2);
+        let b = l.files.iter().find(|f| f.name.ends_with("b.h")).unwrap();
+        assert!(!l.diags.is_empty());
+        for d in &l.diags {
+            assert!(d.span.lo >= b.base && d.span.line == 5, "{d:?}");
+        }
+        let l = preprocess(
+            "#include \"nope.h\"\n#include \"math.h\"",
+            Some(&dir),
+            &HashMap::new(),
+        );
+        assert_eq!(l.diags.len(), 1);
+        assert_eq!(l.includes, ["math.h"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
