@@ -737,9 +737,10 @@ fn load(file: &Path, defs: &[(String, String)]) -> Result<(SourceFile, Program),
     let bytes =
         std::fs::read(file).map_err(|e| usage(format!("cannot read `{}`: {e}", file.display())))?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
-    let src = SourceFile::new(file.display().to_string(), text);
+    let mut src = SourceFile::new(file.display().to_string(), text);
     let overrides: HashMap<String, String> = defs.iter().cloned().collect();
-    match tessera_sema::compile_source(&src.text, &overrides) {
+    let dir = file.parent().unwrap_or(Path::new(""));
+    match tessera_sema::compile_file(&mut src, Some(dir), &overrides) {
         Ok(p) => Ok((src, p)),
         Err(diags) => Err(Failure {
             text: render_all(&src, &diags),

@@ -26,6 +26,19 @@ pub fn compile_source(
     })
 }
 
+/// Parses and checks a source file in one step: `#include "file.h"` looks in `dir`, and the
+/// files included are recorded in `src` (for rendering diagnostics).
+pub fn compile_file(
+    src: &mut tessera_syntax::SourceFile,
+    dir: Option<&std::path::Path>,
+    overrides: &HashMap<String, String>,
+) -> Result<ir::Program, Vec<Diagnostic>> {
+    tessera_syntax::deep_stack(|| {
+        let unit = tessera_syntax::parse_source(src, dir, overrides)?;
+        check(&unit)
+    })
+}
+
 /// Checks a parsed unit. Returns the typed program or every error found.
 pub fn check(unit: &ast::Unit) -> Result<ir::Program, Vec<Diagnostic>> {
     tessera_syntax::deep_stack(|| check_inner(unit))

@@ -50,13 +50,30 @@ impl Diagnostic {
     }
 }
 
-/// A source file: name and text.
+/// A source file: name and text, and the files it included.
+///
+/// Spans are byte offsets in one space: the file's own text is `0..text.len()`, and each
+/// file included with `#include "..."` follows at its [`IncludedFile::base`]. Rendering a
+/// diagnostic names the file its span starts in, with that file's line and column.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// Name used in diagnostics (usually the path as given).
     pub name: String,
     /// The text. Invalid UTF-8 in the input is replaced (lossy) before lexing.
     pub text: String,
+    /// Files included with `#include "..."` (filled in by [`crate::parse_source`]).
+    pub included: Vec<IncludedFile>,
+}
+
+/// A file included with `#include "..."`, and where its spans start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IncludedFile {
+    /// Name used in diagnostics: the path as resolved from the including file.
+    pub name: String,
+    /// The text (invalid UTF-8 replaced).
+    pub text: String,
+    /// The offset of its first byte in the unit's span space.
+    pub base: u32,
 }
 
 impl SourceFile {
@@ -65,19 +82,32 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
+            included: vec![],
         }
+    }
+
+    /// The file (name and text) a span starts in, and the span relative to that file.
+    fn locate(&self, span: Span) -> (&str, &str, Span) {
+        for f in self.included.iter().rev() {
+            if span.lo >= f.base && (span.lo - f.base) as usize <= f.text.len() {
+                let local = Span {
+                    lo: span.lo - f.base,
+                    hi: span.hi.saturating_sub(f.base),
+                    ..span
+                };
+                return (&f.name, &f.text, local);
+            }
+        }
+        (&self.name, &self.text, span)
     }
 
     /// The line holding `span.lo`, and the byte offset of `span.lo` within it (on a char
     /// boundary).
-    fn line_of(&self, span: Span) -> (&str, usize) {
-        let lo = floor_char(&self.text, (span.lo as usize).min(self.text.len()));
-        let start = self.text[..lo].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let end = self.text[lo..]
-            .find('\n')
-            .map(|i| lo + i)
-            .unwrap_or(self.text.len());
-        (&self.text[start..end], lo - start)
+    fn line_of(text: &str, span: Span) -> (&str, usize) {
+        let lo = floor_char(text, (span.lo as usize).min(text.len()));
+        let start = text[..lo].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let end = text[lo..].find('\n').map(|i| lo + i).unwrap_or(text.len());
+        (&text[start..end], lo - start)
     }
 
     /// Renders a diagnostic as text (several lines, ending with a newline).
@@ -89,7 +119,11 @@ impl SourceFile {
         };
         out.push_str(&format!(
             "{}:{}:{}: {}: {}\n",
-            self.name, d.span.line, d.span.col, sev, d.message
+            self.locate(d.span).0,
+            d.span.line,
+            d.span.col,
+            sev,
+            d.message
         ));
         self.snippet(&mut out, d.span, d.label.as_deref());
         for (span, n) in &d.notes {
@@ -97,7 +131,10 @@ impl SourceFile {
                 Some(s) => {
                     out.push_str(&format!(
                         "{}:{}:{}: note: {}\n",
-                        self.name, s.line, s.col, n
+                        self.locate(*s).0,
+                        s.line,
+                        s.col,
+                        n
                     ));
                     self.snippet(&mut out, *s, None);
                 }
@@ -114,7 +151,8 @@ impl SourceFile {
         const MAX: usize = 160;
         // The caret's byte offset in its line comes from the span's byte offset: `col`
         // counts characters, which differs from bytes on non-ASCII lines.
-        let (line, col0) = self.line_of(span);
+        let (_, text, span) = self.locate(span);
+        let (line, col0) = Self::line_of(text, span);
         // Long lines (minified or generated input) are cut around the caret.
         let (shown, shift, cut_left) = if line.len() > MAX {
             let start = floor_char(line, col0.saturating_sub(MAX / 2));

@@ -1,12 +1,10 @@
-//! Lexer and preprocessor.
-//!
-//! The preprocessor is the small part of C's that kernels need: `#include` of `<math.h>`,
-//! `<stdint.h>` and `<stdbool.h>` (recorded, since they enable names), `#pragma` (ignored),
-//! object-like `#define NAME tokens` (substituted at token level, overridable from the
-//! command line). Everything else is an error.
+//! Tokens and the lexer of one file's text. The preprocessor that drives it (directives,
+//! macros, conditionals, includes) is [`crate::pp`]; [`lex`] runs both.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, IncludedFile};
+pub use crate::pp::{MAX_EXPANDED_TOKENS, MAX_MACRO_DEPTH};
 use std::collections::HashMap;
+use std::rc::Rc;
 use tessera_ir::Span;
 
 /// Punctuators.
@@ -59,6 +57,7 @@ pub enum P {
     Dot,
     Arrow,
     Hash,
+    HashHash,
 }
 
 impl P {
@@ -112,6 +111,7 @@ impl P {
             Dot => ".",
             Arrow => "->",
             Hash => "#",
+            HashHash => "##",
         }
     }
 }
@@ -171,26 +171,46 @@ pub struct Lexed {
     pub defines: Vec<(String, String)>,
     /// Errors.
     pub diags: Vec<Diagnostic>,
+    /// The files included with `#include "..."`, each at its base offset (spans of their
+    /// tokens are offset by it; see [`crate::diag::SourceFile::included`]).
+    pub files: Vec<IncludedFile>,
     /// A bound was exceeded (see [`MAX_EXPANDED_TOKENS`], [`MAX_MACRO_DEPTH`]): `tokens` is
     /// only the end of file, and parsing should not be attempted.
     pub fatal: bool,
 }
 
-struct Lexer<'a> {
-    src: &'a [u8],
-    pos: usize,
-    line: u32,
-    col: u32,
-    diags: Vec<Diagnostic>,
+/// A lexer over one file's text. Spans are offset by `base`, the file's place in the
+/// combined offset space of a unit and its included files (see [`crate::diag::SourceFile`]).
+pub(crate) struct Lexer {
+    pub(crate) src: Rc<[u8]>,
+    pub(crate) pos: usize,
+    pub(crate) line: u32,
+    pub(crate) col: u32,
+    pub(crate) base: u32,
+    pub(crate) diags: Vec<Diagnostic>,
 }
 
 const MAX_DIAGS: usize = 50;
 
-impl<'a> Lexer<'a> {
-    fn peek(&self, k: usize) -> u8 {
+impl Lexer {
+    /// A lexer at the start of `src`, whose spans start at `base`.
+    pub(crate) fn new(src: Rc<[u8]>, base: u32) -> Lexer {
+        Lexer {
+            src,
+            pos: 0,
+            line: 1,
+            col: 1,
+            base,
+            diags: vec![],
+        }
+    }
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos >= self.src.len()
+    }
+    pub(crate) fn peek(&self, k: usize) -> u8 {
         *self.src.get(self.pos + k).unwrap_or(&0)
     }
-    fn bump(&mut self) -> u8 {
+    pub(crate) fn bump(&mut self) -> u8 {
         let c = self.peek(0);
         self.pos += 1;
         if c == b'\n' {
@@ -202,22 +222,22 @@ impl<'a> Lexer<'a> {
         }
         c
     }
-    fn span_from(&self, lo: usize, line: u32, col: u32) -> Span {
+    pub(crate) fn span_from(&self, lo: usize, line: u32, col: u32) -> Span {
         Span {
-            lo: lo as u32,
-            hi: self.pos as u32,
+            lo: self.base + lo as u32,
+            hi: self.base + self.pos as u32,
             line,
             col,
         }
     }
-    fn err(&mut self, span: Span, msg: impl Into<String>) {
+    pub(crate) fn err(&mut self, span: Span, msg: impl Into<String>) {
         if self.diags.len() < MAX_DIAGS {
             self.diags.push(Diagnostic::error(span, msg));
         }
     }
 
     /// Skips spaces and comments; returns true if a newline was crossed.
-    fn skip_ws(&mut self, stop_at_newline: bool) -> bool {
+    pub(crate) fn skip_ws(&mut self, stop_at_newline: bool) -> bool {
         let mut nl = false;
         loop {
             let c = self.peek(0);
@@ -251,8 +271,8 @@ impl<'a> Lexer<'a> {
                     loop {
                         if self.pos >= self.src.len() {
                             let sp = Span {
-                                lo: lo as u32,
-                                hi: lo as u32 + 2,
+                                lo: self.base + lo as u32,
+                                hi: self.base + lo as u32 + 2,
                                 line,
                                 col,
                             };
@@ -275,7 +295,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn ident(&mut self) -> String {
+    pub(crate) fn ident(&mut self) -> String {
         let lo = self.pos;
         while self.peek(0).is_ascii_alphanumeric() || self.peek(0) == b'_' {
             self.bump();
@@ -406,6 +426,7 @@ impl<'a> Lexer<'a> {
             (b'+', b'+', _) => (PlusPlus, 2),
             (b'-', b'-', _) => (MinusMinus, 2),
             (b'-', b'>', _) => (Arrow, 2),
+            (b'#', b'#', _) => (HashHash, 2),
             (b'(', _, _) => (LParen, 1),
             (b')', _, _) => (RParen, 1),
             (b'[', _, _) => (LBracket, 1),
@@ -440,7 +461,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Lexes one token (not a directive). Returns None at end of line when `line_only`.
-    fn token(&mut self, line_only: bool) -> Option<Token> {
+    pub(crate) fn token(&mut self, line_only: bool) -> Option<Token> {
         loop {
             self.skip_ws(line_only);
             let (lo, line, col) = (self.pos, self.line, self.col);
@@ -494,308 +515,9 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// Lexes and preprocesses `src`. `overrides` replace the bodies of `#define`d names (from
-/// `-D name=value`); names that are not defined are ignored here (they may bind parameters).
+/// Lexes and preprocesses `src`, a text with no file behind it: `#include "..."` is an
+/// error (see [`crate::pp::preprocess`], which takes the including file's directory).
+/// `overrides` are the `-D name=value` definitions.
 pub fn lex(src: &str, overrides: &HashMap<String, String>) -> Lexed {
-    let mut lx = Lexer {
-        src: src.as_bytes(),
-        pos: 0,
-        line: 1,
-        col: 1,
-        diags: vec![],
-    };
-    let mut raw: Vec<Token> = Vec::new();
-    let mut includes = Vec::new();
-    let mut defines: Vec<(String, Vec<Token>, Span)> = Vec::new();
-    let mut at_line_start = true;
-    loop {
-        let nl = lx.skip_ws(false);
-        at_line_start |= nl;
-        if lx.pos >= lx.src.len() {
-            break;
-        }
-        if at_line_start && lx.peek(0) == b'#' {
-            directive(&mut lx, &mut includes, &mut defines);
-            at_line_start = true;
-            continue;
-        }
-        at_line_start = false;
-        match lx.token(false) {
-            Some(t) => raw.push(t),
-            None => break,
-        }
-    }
-    let eof = Span {
-        lo: lx.pos as u32,
-        hi: lx.pos as u32,
-        line: lx.line,
-        col: lx.col,
-    };
-    let mut diags = std::mem::take(&mut lx.diags);
-
-    // Apply overrides.
-    let mut table: HashMap<String, Vec<Token>> = HashMap::new();
-    let mut define_texts = Vec::new();
-    for (name, body, span) in defines {
-        let (body, text) = match overrides.get(&name) {
-            Some(v) => {
-                let mut l2 = Lexer {
-                    src: v.as_bytes(),
-                    pos: 0,
-                    line: 0,
-                    col: 0,
-                    diags: vec![],
-                };
-                let mut toks = Vec::new();
-                while let Some(mut t) = l2.token(false) {
-                    t.span = span;
-                    toks.push(t);
-                }
-                if !l2.diags.is_empty() {
-                    diags.push(Diagnostic::error(
-                        span,
-                        format!("invalid value `{v}` given with -D for `{name}`"),
-                    ));
-                }
-                (toks, v.clone())
-            }
-            None => {
-                let text = body
-                    .first()
-                    .zip(body.last())
-                    .map(|(a, b)| src[a.span.lo as usize..b.span.hi as usize].to_string())
-                    .unwrap_or_default();
-                (body, text)
-            }
-        };
-        define_texts.push((name.clone(), text));
-        table.insert(name, body);
-    }
-
-    // Substitute macros, within bounds on the tokens produced and the nesting of macros.
-    let mut tokens = Vec::with_capacity(raw.len() + 1);
-    let mut ex = Expander {
-        table: &table,
-        stack: Vec::new(),
-        out: &mut tokens,
-        produced: 0,
-        error: None,
-    };
-    for t in raw {
-        ex.expand(t, None);
-        if ex.error.is_some() {
-            break;
-        }
-    }
-    let fatal = if let Some(d) = ex.error.take() {
-        diags.push(d);
-        tokens.clear();
-        true
-    } else {
-        false
-    };
-    tokens.push(Token {
-        tok: Tok::Eof,
-        span: eof,
-    });
-    Lexed {
-        tokens,
-        includes,
-        defines: define_texts,
-        diags,
-        fatal,
-    }
-}
-
-/// The most tokens macro expansion may produce in one file (the source's own tokens count
-/// too, and so does every macro name expanded): nested object-like macros can otherwise grow exponentially (`#define A1 A0 A0`,
-/// `#define A2 A1 A1`, ...).
-pub const MAX_EXPANDED_TOKENS: usize = 1_000_000;
-
-/// The most macros that may be in expansion at once (a macro whose body uses a macro whose
-/// body uses a macro ...).
-pub const MAX_MACRO_DEPTH: usize = 64;
-
-struct Expander<'a> {
-    table: &'a HashMap<String, Vec<Token>>,
-    /// The macros being expanded, outermost first.
-    stack: Vec<String>,
-    out: &'a mut Vec<Token>,
-    /// Tokens produced so far.
-    produced: usize,
-    /// The first bound exceeded (expansion stops there).
-    error: Option<Diagnostic>,
-}
-
-impl Expander<'_> {
-    fn expand(&mut self, t: Token, use_span: Option<Span>) {
-        if self.error.is_some() {
-            return;
-        }
-        let span = use_span.unwrap_or(t.span);
-        // Every token, the macro names being expanded included (empty macros would otherwise
-        // expand without bound and produce nothing), counts toward the bound.
-        self.produced += 1;
-        if self.produced > MAX_EXPANDED_TOKENS {
-            let what = match self.stack.first() {
-                Some(outer) => format!("the expansion of macro `{outer}` here"),
-                None => "this token".to_string(),
-            };
-            self.error = Some(Diagnostic::error(
-                span,
-                format!(
-                    "macro expansion produces too many tokens: {what} makes the file exceed {MAX_EXPANDED_TOKENS} tokens"
-                ),
-            ));
-            return;
-        }
-        if let Tok::Ident(name) = &t.tok {
-            if let Some(body) = self.table.get(name) {
-                // C leaves a self-referential macro name unexpanded; so do we.
-                if !self.stack.contains(name) {
-                    if self.stack.len() >= MAX_MACRO_DEPTH {
-                        let outer = self.stack.first().cloned().unwrap_or_default();
-                        self.error = Some(Diagnostic::error(
-                            span,
-                            format!(
-                                "macro expansion too deep: expanding `{outer}` nests more than {MAX_MACRO_DEPTH} macros (`{name}` at depth {})",
-                                MAX_MACRO_DEPTH + 1
-                            ),
-                        ));
-                        return;
-                    }
-                    self.stack.push(name.clone());
-                    for b in body {
-                        self.expand(b.clone(), Some(span));
-                        if self.error.is_some() {
-                            break;
-                        }
-                    }
-                    self.stack.pop();
-                    return;
-                }
-            }
-        }
-        self.out.push(Token { tok: t.tok, span });
-    }
-}
-
-fn directive(
-    lx: &mut Lexer<'_>,
-    includes: &mut Vec<String>,
-    defines: &mut Vec<(String, Vec<Token>, Span)>,
-) {
-    let (lo, line, col) = (lx.pos, lx.line, lx.col);
-    lx.bump(); // '#'
-    lx.skip_ws(true);
-    let name_start = (lx.pos, lx.line, lx.col);
-    let name = lx.ident();
-    let name_span = lx.span_from(name_start.0, name_start.1, name_start.2);
-    let rest_of_line = |lx: &mut Lexer<'_>| {
-        let mut toks = Vec::new();
-        while let Some(t) = lx.token(true) {
-            toks.push(t);
-        }
-        toks
-    };
-    match name.as_str() {
-        "" if lx.peek(0) == b'\n' || lx.pos >= lx.src.len() => {} // null directive
-        "pragma" => {
-            while lx.pos < lx.src.len() && lx.peek(0) != b'\n' {
-                if lx.peek(0) == b'\\' && lx.peek(1) == b'\n' {
-                    lx.bump();
-                }
-                lx.bump();
-            }
-        }
-        "include" => {
-            lx.skip_ws(true);
-            let (hlo, hline, hcol) = (lx.pos, lx.line, lx.col);
-            let header = if lx.peek(0) == b'<' {
-                lx.bump();
-                let s = lx.pos;
-                while lx.pos < lx.src.len() && !matches!(lx.peek(0), b'>' | b'\n') {
-                    lx.bump();
-                }
-                let h = String::from_utf8_lossy(&lx.src[s..lx.pos]).into_owned();
-                if lx.peek(0) == b'>' {
-                    lx.bump();
-                    Some(h)
-                } else {
-                    None
-                }
-            } else if lx.peek(0) == b'"' {
-                match lx.token(true) {
-                    Some(Token {
-                        tok: Tok::Str(s), ..
-                    }) => Some(s),
-                    _ => None,
-                }
-            } else {
-                None
-            };
-            let hspan = lx.span_from(hlo, hline, hcol);
-            match header {
-                Some(h) if ALLOWED_INCLUDES.contains(&h.as_str()) => includes.push(h),
-                Some(h) => lx.err(
-                    hspan,
-                    format!(
-                        "cannot include `{h}`: only <math.h>, <stdint.h> and <stdbool.h> may be included"
-                    ),
-                ),
-                None => lx.err(hspan, "expected a header name like `<math.h>` after #include"),
-            }
-            let extra = rest_of_line(lx);
-            if let Some(t) = extra.first() {
-                lx.err(
-                    t.span,
-                    format!("unexpected {} after #include", t.tok.describe()),
-                );
-            }
-        }
-        "define" => {
-            lx.skip_ws(true);
-            let (nlo, nline, ncol) = (lx.pos, lx.line, lx.col);
-            let mname = lx.ident();
-            let mspan = lx.span_from(nlo, nline, ncol);
-            if mname.is_empty() || mname.as_bytes()[0].is_ascii_digit() {
-                lx.err(mspan, "expected a macro name after #define");
-                rest_of_line(lx);
-                return;
-            }
-            if lx.peek(0) == b'(' {
-                lx.err(
-                    mspan,
-                    format!("function-like macro `{mname}` is not supported: only `#define NAME constant`"),
-                );
-                rest_of_line(lx);
-                return;
-            }
-            let body = rest_of_line(lx);
-            if defines.iter().any(|(n, _, _)| *n == mname) {
-                lx.err(mspan, format!("`{mname}` is defined twice"));
-                return;
-            }
-            defines.push((mname, body, mspan));
-        }
-        _ => {
-            let sp = if name.is_empty() {
-                Span {
-                    lo: lo as u32,
-                    hi: lo as u32 + 1,
-                    line,
-                    col,
-                }
-            } else {
-                name_span
-            };
-            lx.err(
-                sp,
-                format!(
-                    "unsupported preprocessor directive `#{name}`: expected #include, #define or #pragma"
-                ),
-            );
-            rest_of_line(lx);
-        }
-    }
+    crate::pp::preprocess(src, None, overrides)
 }

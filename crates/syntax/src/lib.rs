@@ -10,14 +10,31 @@ pub mod ast;
 pub mod diag;
 pub mod lexer;
 pub mod parser;
+pub mod pp;
 
-pub use diag::{Diagnostic, SourceFile};
+pub use diag::{Diagnostic, IncludedFile, SourceFile};
 use std::collections::HashMap;
+use std::path::Path;
 
-/// Lexes, preprocesses and parses a file. `overrides` replace `#define` bodies
-/// (`-D NAME=value`). Returns the unit, or all errors found.
+/// Lexes, preprocesses and parses a text. `overrides` are the `-D NAME=value` definitions.
+/// The text has no file behind it: `#include "file.h"` is an error (use [`parse_source`]).
+/// Returns the unit, or all errors found.
 pub fn parse(src: &str, overrides: &HashMap<String, String>) -> Result<ast::Unit, Vec<Diagnostic>> {
-    deep_stack(|| parse_inner(src, overrides))
+    deep_stack(|| parse_inner(src, None, overrides).0)
+}
+
+/// Lexes, preprocesses and parses a source file. `#include "file.h"` looks in `dir` (the
+/// directory of the file; `None`: includes of that form are errors), and the files it
+/// includes are recorded in `src.included`, so that diagnostics in them render with their
+/// own names and lines.
+pub fn parse_source(
+    src: &mut SourceFile,
+    dir: Option<&Path>,
+    overrides: &HashMap<String, String>,
+) -> Result<ast::Unit, Vec<Diagnostic>> {
+    let (r, files) = deep_stack(|| parse_inner(&src.text, dir, overrides));
+    src.included = files;
+    r
 }
 
 /// Runs `f` with at least 64 MiB of stack left, on a fresh 1 GiB stack (reserved, committed
@@ -29,23 +46,42 @@ pub fn deep_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(64 << 20, 1 << 30, f)
 }
 
-fn parse_inner(
-    src: &str,
-    overrides: &HashMap<String, String>,
+type Parsed = (Result<ast::Unit, Vec<Diagnostic>>, Vec<IncludedFile>);
+
+fn parse_inner(src: &str, dir: Option<&Path>, overrides: &HashMap<String, String>) -> Parsed {
+    let lexed = pp::preprocess(src, dir, overrides);
+    let files = lexed.files;
+    (
+        parse_tokens(
+            lexed.tokens,
+            lexed.includes,
+            lexed.defines,
+            lexed.diags,
+            lexed.fatal,
+        ),
+        files,
+    )
+}
+
+fn parse_tokens(
+    tokens: Vec<lexer::Token>,
+    includes: Vec<String>,
+    defines: Vec<(String, String)>,
+    diags: Vec<Diagnostic>,
+    fatal: bool,
 ) -> Result<ast::Unit, Vec<Diagnostic>> {
-    let lexed = lexer::lex(src, overrides);
-    let mut diags = lexed.diags;
-    if lexed.fatal {
+    let mut diags = diags;
+    if fatal {
         return Err(diags);
     }
-    let mut p = parser::Parser::new(&lexed.tokens, &lexed.includes);
+    let mut p = parser::Parser::new(&tokens, &includes);
     let functions = p.unit();
     diags.extend(p.diags);
     if diags.is_empty() {
         Ok(ast::Unit {
             functions,
-            includes: lexed.includes,
-            defines: lexed.defines,
+            includes,
+            defines,
         })
     } else {
         diags.sort_by_key(|d| d.span.lo);

@@ -11,6 +11,7 @@
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::lexer::{Tok, Token, P};
+use std::collections::HashMap;
 use tessera_ir::Span;
 
 /// Maximum nesting depth of statements and expressions (blocks, statement bodies,
@@ -39,6 +40,8 @@ pub struct Parser<'t> {
     fatal: bool,
     has_stdbool: bool,
     has_stdint: bool,
+    /// File-scope `typedef`s: name → (type, where defined).
+    typedefs: HashMap<String, (TypeName, Span)>,
     /// Collected errors.
     pub diags: Vec<Diagnostic>,
 }
@@ -114,6 +117,7 @@ impl<'t> Parser<'t> {
             fatal: false,
             has_stdbool: includes.iter().any(|h| h == "stdbool.h"),
             has_stdint: includes.iter().any(|h| h == "stdint.h"),
+            typedefs: HashMap::new(),
             diags: vec![],
         }
     }
@@ -249,6 +253,18 @@ impl<'t> Parser<'t> {
 
     fn ident(&mut self, what: &str) -> PResult<Ident> {
         match self.peek().clone() {
+            Tok::Ident(name) if self.typedefs.contains_key(&name) => {
+                let sp = self.span();
+                let def = self.typedefs[&name].1;
+                self.diags.push(
+                    Diagnostic::error(
+                        sp,
+                        format!("expected {what}, found `{name}`, which is a typedef name"),
+                    )
+                    .note(Some(def), format!("`{name}` is defined as a type here")),
+                );
+                Err(Reported)
+            }
             Tok::Ident(name) if !is_keyword(&name) => {
                 let span = self.bump().span;
                 Ok(Ident { name, span })
@@ -263,7 +279,62 @@ impl<'t> Parser<'t> {
     }
 
     fn at_type(&self) -> bool {
-        matches!(self.peek(), Tok::Ident(n) if is_type_start(n))
+        matches!(self.peek(), Tok::Ident(n) if self.is_type(n))
+    }
+
+    /// A type keyword or a typedef name.
+    fn is_type(&self, name: &str) -> bool {
+        is_type_start(name) || self.typedefs.contains_key(name)
+    }
+
+    /// Parses `typedef TYPE NAME;` (the `typedef` is next): scalar types only.
+    fn typedef(&mut self) -> PResult<()> {
+        self.bump();
+        let (ty, _) = self.type_name()?;
+        if self.is(P::Star) {
+            let sp = self.span();
+            self.error(
+                sp,
+                "pointers are not supported: a typedef names a scalar type",
+            );
+            return Err(Reported);
+        }
+        let span = self.span();
+        let name = match self.peek().clone() {
+            Tok::Ident(n) if !is_keyword(&n) => n,
+            _ => {
+                self.expected("a name for the typedef")?;
+                unreachable!()
+            }
+        };
+        self.bump();
+        if self.is(P::LBracket) || self.is(P::LParen) {
+            let sp = self.span();
+            self.error(
+                sp,
+                format!("typedef `{name}`: only scalar types can be given names (no arrays or functions)"),
+            );
+            return Err(Reported);
+        }
+        self.expect(P::Semi, "after the typedef")?;
+        if let Some(&(old, old_span)) = self.typedefs.get(&name) {
+            if old != ty {
+                self.diags.push(
+                    Diagnostic::error(
+                        span,
+                        format!(
+                            "typedef `{name}` redefined as a different type: it was `{}`, now `{}`",
+                            type_text(old),
+                            type_text(ty)
+                        ),
+                    )
+                    .note(Some(old_span), "the previous definition is here"),
+                );
+            }
+            return Ok(());
+        }
+        self.typedefs.insert(name, (ty, span));
+        Ok(())
     }
 
     /// Parses declaration specifiers: qualifiers (ignored) and one type.
@@ -299,6 +370,14 @@ impl<'t> Parser<'t> {
                         "double" => TypeName::Double,
                         _ => TypeName::Bool,
                     });
+                }
+                _ if self.typedefs.contains_key(&n) => {
+                    if base.is_some() || longs > 0 || seen_int {
+                        // The declarator's name: `ident` says what is wrong.
+                        break;
+                    }
+                    self.bump();
+                    base = Some(self.typedefs[&n].0);
                 }
                 "bool" | "int32_t" | "int64_t" => {
                     let needs = if n == "bool" { "stdbool.h" } else { "stdint.h" };
@@ -373,6 +452,18 @@ impl<'t> Parser<'t> {
             let before = self.pos;
             self.depth = 0;
             self.links = 0;
+            if self.is_ident("typedef") {
+                if self.typedef().is_err() {
+                    if self.fatal {
+                        break;
+                    }
+                    self.sync();
+                    if self.pos == before {
+                        self.bump();
+                    }
+                }
+                continue;
+            }
             match self.function() {
                 Ok(f) => fns.push(f),
                 Err(Reported) => {
@@ -677,7 +768,14 @@ impl<'t> Parser<'t> {
                     self.bump();
                     return Err(Reported);
                 }
-                "goto" | "switch" | "case" | "default" | "sizeof" | "typedef" => {
+                "typedef" => {
+                    self.error(
+                        span,
+                        "`typedef` is only supported at file scope, outside functions",
+                    );
+                    return Err(Reported);
+                }
+                "goto" | "switch" | "case" | "default" | "sizeof" => {
                     self.error(span, format!("`{kw}` is not supported in Tessera kernels"));
                     return Err(Reported);
                 }
@@ -862,7 +960,7 @@ impl<'t> Parser<'t> {
         }
         if self.is(P::LParen) {
             if let Tok::Ident(n) = self.peek_at(1) {
-                if is_type_start(n) {
+                if self.is_type(n) {
                     self.bump();
                     let (t, _) = self.type_name()?;
                     self.expect(P::RParen, "to close the cast")?;
@@ -969,6 +1067,15 @@ impl<'t> Parser<'t> {
                     span,
                 })
             }
+            Tok::Ident(n) if self.typedefs.contains_key(&n) => {
+                let def = self.typedefs[&n].1;
+                self.diags.push(
+                    Diagnostic::error(span, format!("`{n}` is a typedef name, not a value"))
+                        .note(Some(def), format!("`{n}` is defined as a type here")),
+                );
+                self.bump();
+                Err(Reported)
+            }
             Tok::Ident(n) if !is_keyword(&n) => {
                 self.bump();
                 Ok(Expr {
@@ -992,5 +1099,59 @@ impl<'t> Parser<'t> {
             }
             _ => self.expected("an expression").map(|_| unreachable!()),
         }
+    }
+}
+
+fn type_text(t: TypeName) -> &'static str {
+    match t {
+        TypeName::Void => "void",
+        TypeName::Bool => "bool",
+        TypeName::Int => "int",
+        TypeName::Long => "long",
+        TypeName::Float => "float",
+        TypeName::Double => "double",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::TypeName;
+    use std::collections::HashMap;
+
+    fn errs(src: &str) -> Vec<String> {
+        match crate::parse(src, &HashMap::new()) {
+            Ok(_) => vec![],
+            Err(ds) => ds
+                .iter()
+                .map(|d| format!("{}:{}: {}", d.span.line, d.span.col, d.message))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn typedefs_name_scalar_types() {
+        let src = "typedef double D;\ntypedef long I;\ntypedef I J;\ntypedef D D;\n\
+                   static inline D f(J n, D A[10 + 0][n]) { J i = (J)1; D t[2 * 3]; return A[i][0]; }";
+        let u = crate::parse(src, &HashMap::new()).unwrap();
+        let f = &u.functions[0];
+        assert_eq!(f.ret, TypeName::Double);
+        assert_eq!(f.params[0].ty, TypeName::Long);
+        assert_eq!(f.params[1].dims.len(), 2);
+    }
+
+    #[test]
+    fn typedef_errors_are_located() {
+        assert_eq!(
+            errs("typedef double T;\ntypedef int T;"),
+            ["2:13: typedef `T` redefined as a different type: it was `double`, now `int`"]
+        );
+        assert_eq!(errs("typedef int T;\nvoid f(int T) {}").len(), 1);
+        assert_eq!(errs("typedef int T;\nint f(void) { return T; }").len(), 1);
+        assert_eq!(errs("typedef int T;\nvoid T(void) {}").len(), 1);
+        assert_eq!(errs("typedef int V[3];").len(), 1);
+        assert_eq!(errs("typedef int *P;").len(), 1);
+        assert_eq!(errs("void f(void) { typedef int T; }").len(), 1);
+        assert_eq!(errs("typedef int;").len(), 1);
+        assert_eq!(errs("typedef").len(), 1);
     }
 }
