@@ -177,3 +177,27 @@ pub unsafe extern "C" fn tessera_runtime_free(rt: *mut RuntimeHandle) {
         drop(unsafe { Box::from_raw(rt) });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_null_handle_runs_on_the_entered_runtime() {
+        extern "C" fn body(env: *mut std::ffi::c_void, _lo: i64, _hi: i64) -> i32 {
+            // SAFETY: `env` is the `AtomicUsize` below, alive for the whole call.
+            let seen = unsafe { &*(env as *const AtomicUsize) };
+            seen.fetch_max(rayon::current_num_threads(), Ordering::Relaxed);
+            0
+        }
+        let n = Runtime::global().threads() + 1;
+        let rt = Runtime::new(Some(n)).unwrap();
+        let seen = AtomicUsize::new(0);
+        let env = &seen as *const AtomicUsize as *mut std::ffi::c_void;
+        // SAFETY: null handle; `body` does not unwind and only reads `env` atomically.
+        let rc =
+            rt.enter(|| unsafe { tessera_parallel_for(std::ptr::null(), 0, 64, 1, body, env) });
+        assert_eq!((rc, seen.load(Ordering::Relaxed)), (0, n));
+    }
+}
