@@ -656,7 +656,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             let (src, prog) = load(&file, &defs)?;
             find_entry(&src, &prog, &entry)?;
             let (popts, gopts) = poly.options()?;
-            let (_, rep) = tessera_poly::optimize(&prog, &popts, gopts);
+            let rep = tessera::optimize(&prog, &popts, gopts).report;
             print!("{}", rep.explain(&prog, &[entry.as_str()]));
             Ok(())
         }
@@ -687,7 +687,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                     };
                     let prog = if optimized {
                         let (popts, gopts) = poly.options()?;
-                        tessera_poly::optimize(&prog, &popts, gopts).0
+                        tessera::optimize(&prog, &popts, gopts).program
                     } else {
                         prog
                     };
@@ -702,7 +702,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                 }
                 EmitTarget::C | EmitTarget::Openmp => {
                     let (popts, gopts) = poly.options()?;
-                    let (p, _) = tessera_poly::optimize(&prog, &popts, gopts);
+                    let p = tessera::optimize(&prog, &popts, gopts).program;
                     let flavor = if target == EmitTarget::Openmp {
                         tessera_ir::print::Flavor::OpenMp
                     } else {
@@ -1009,32 +1009,15 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             let optimised;
             let code = if a.mode == Mode::Opt {
                 let (popts, gopts) = a.poly.options()?;
-                let t0 = Instant::now();
-                let (p, rep) = tessera_poly::optimize(&prog, &popts, gopts);
-                let total = t0.elapsed().as_secs_f64() * 1e3;
+                let opt = tessera::optimize(&prog, &popts, gopts);
                 // isl's phases summed over the SCoPs (the rest: detection, code generation).
-                let mut phases: Vec<(&str, f64)> = Vec::new();
-                for (k, ms) in rep
-                    .scops
-                    .iter()
-                    .filter_map(|s| s.analysis.as_ref())
-                    .flat_map(|a| &a.phase_ms)
-                {
-                    match phases.iter_mut().find(|(n, _)| n == k) {
-                        Some(p) => p.1 += ms,
-                        None => phases.push((k, *ms)),
-                    }
-                }
-                println!("poly_ms: {total:.3} ({})", phases_text(&phases));
-                let done = rep.scops.iter().filter(|s| s.fallback.is_none()).count();
                 println!(
-                    "poly: {done} of {} SCoP{} optimised, {} loop nest{} not SCoPs",
-                    rep.scops.len(),
-                    if rep.scops.len() == 1 { "" } else { "s" },
-                    rep.rejected.len(),
-                    if rep.rejected.len() == 1 { "" } else { "s" }
+                    "poly_ms: {:.3} ({})",
+                    opt.ms,
+                    phases_text(&opt.report.phase_ms())
                 );
-                optimised = p;
+                println!("{}", opt.report.summary());
+                optimised = opt.program;
                 &optimised
             } else {
                 &prog

@@ -113,7 +113,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use tessera_ir::{print, FuncId, Program, RuntimeError, Scalar, ScalarTy, VarKind};
+use tessera_ir::{
+    print, ArgValue, ArrayData, ArrayElems, FuncId, Program, RuntimeError, Scalar, ScalarTy,
+    VarKind,
+};
 
 /// A failure to compile a kernel.
 #[derive(Debug, thiserror::Error)]
@@ -552,27 +555,62 @@ impl KernelBuilder<'_> {
     pub fn compile(self) -> Result<Kernel, CompileError> {
         let (prog, compiled) =
             cached_program(self.source, &self.defines, &self.opts).map_err(|e| match e {
-                CacheError::Frontend(ds) => CompileError::Frontend {
-                    rendered: tessera_syntax::diag::render_all(
-                        &tessera_syntax::SourceFile::new(self.file_name.clone(), self.source),
-                        &ds,
-                    ),
-                    diagnostics: ds,
-                },
+                CacheError::Frontend(ds) => self.frontend_error(ds),
                 CacheError::Jit(e) => CompileError::Jit(e),
             })?;
-        let Some((func, _)) = prog.function(&self.entry) else {
-            return Err(CompileError::NoSuchFunction {
-                entry: self.entry,
-                file: self.file_name,
-                available: prog.functions.iter().map(|f| f.name.clone()).collect(),
-            });
-        };
+        let func = self.entry_in(&prog)?;
         Ok(Kernel {
             prog,
             compiled,
             func,
         })
+    }
+
+    /// Runs the front end only (parse, `-D` overrides, type check; no code generation and
+    /// no cache): the checked program and the entry's id, with the errors of
+    /// [`compile`](Self::compile). For callers that transform the program before compiling
+    /// it with [`Kernel::from_compiled`], or interpret it with [`interpret`].
+    pub fn check(&self) -> Result<(Program, FuncId), CompileError> {
+        let overrides: std::collections::HashMap<String, String> = self
+            .defines
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let prog = tessera_sema::compile_source(self.source, &overrides)
+            .map_err(|ds| self.frontend_error(ds))?;
+        let func = self.entry_in(&prog)?;
+        Ok((prog, func))
+    }
+
+    /// The compilation options set so far.
+    pub fn compile_options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The requested entry's name.
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    fn frontend_error(&self, ds: Vec<tessera_syntax::Diagnostic>) -> CompileError {
+        CompileError::Frontend {
+            rendered: tessera_syntax::diag::render_all(
+                &tessera_syntax::SourceFile::new(self.file_name.clone(), self.source),
+                &ds,
+            ),
+            diagnostics: ds,
+        }
+    }
+
+    fn entry_in(&self, prog: &Program) -> Result<FuncId, CompileError> {
+        match prog.function(&self.entry) {
+            Some((func, _)) => Ok(func),
+            None => Err(CompileError::NoSuchFunction {
+                entry: self.entry.clone(),
+                file: self.file_name.clone(),
+                available: prog.functions.iter().map(|f| f.name.clone()).collect(),
+            }),
+        }
     }
 }
 
@@ -593,6 +631,20 @@ impl Kernel {
             file_name: "<source>".to_string(),
             opts: Options::default(),
         }
+    }
+
+    /// The kernel for the function `entry` of a program compiled by [`Compiled::compile`]
+    /// (for instance a program transformed after [`KernelBuilder::check`]); `None` if the
+    /// program has no such function. Arguments are checked against the compiled program's
+    /// declaration of `entry`.
+    pub fn from_compiled(compiled: Arc<Compiled>, entry: &str) -> Option<Kernel> {
+        let prog = compiled.prog.clone();
+        let (func, _) = prog.function(entry)?;
+        Some(Kernel {
+            prog,
+            compiled,
+            func,
+        })
     }
 
     /// The entry's name.
@@ -649,147 +701,266 @@ impl Kernel {
     /// is exactly [`call`](Self::call).
     #[allow(clippy::result_large_err)]
     pub unsafe fn call_unchecked(&self, args: &mut Args<'_>) -> Result<Option<Scalar>, CallError> {
-        let f = self.prog.func(self.func);
-        let decl = |i: usize| print::param(&self.prog, f, f.params[i]);
-        let names: Vec<&str> = f.params.iter().map(|p| f.var(*p).name.as_str()).collect();
-        let mut slot: Vec<Option<&Item>> = vec![None; names.len()];
-        for (n, it) in &args.items {
-            let Some(i) = names.iter().position(|p| p == n) else {
-                return Err(CallError::Unknown {
-                    arg: n.clone(),
-                    function: f.name.clone(),
-                    params: names.iter().map(|s| s.to_string()).collect(),
-                });
-            };
-            if slot[i].is_some() {
-                return Err(CallError::Duplicate { arg: n.clone() });
-            }
-            slot[i] = Some(it);
+        let raw = check(&self.prog, self.func, args)?;
+        // SAFETY: the pointers come from `&'a mut` borrows held by `args`, which outlives
+        // this call, and their shapes were checked against the lengths by `check`;
+        // unguarded code is this function's caller's obligation.
+        Ok(unsafe { self.compiled.call_raw(self.func, &raw) }?)
+    }
+}
+
+/// Checks `args` against the parameters of `func` (see [`Args`] and the module
+/// documentation): one argument per parameter in parameter order, scalars converted to the
+/// parameter's type, arrays of the parameter's element type whose slice length is the
+/// product of their shape and whose shape is the declared one.
+#[allow(clippy::result_large_err)]
+fn check(prog: &Program, func: FuncId, args: &Args<'_>) -> Result<Vec<RawArg>, CallError> {
+    let f = prog.func(func);
+    let decl = |i: usize| print::param(prog, f, f.params[i]);
+    let names: Vec<&str> = f.params.iter().map(|p| f.var(*p).name.as_str()).collect();
+    let mut slot: Vec<Option<&Item>> = vec![None; names.len()];
+    for (n, it) in &args.items {
+        let Some(i) = names.iter().position(|p| p == n) else {
+            return Err(CallError::Unknown {
+                arg: n.clone(),
+                function: f.name.clone(),
+                params: names.iter().map(|s| s.to_string()).collect(),
+            });
+        };
+        if slot[i].is_some() {
+            return Err(CallError::Duplicate { arg: n.clone() });
         }
-        // Kinds, types, scalar conversions, slice lengths.
-        let mut scalars: Vec<Option<Scalar>> = vec![None; names.len()];
-        for (i, it) in slot.iter().enumerate() {
-            let arg = || names[i].to_string();
-            let Some(it) = it else {
-                return Err(CallError::Missing {
+        slot[i] = Some(it);
+    }
+    // Kinds, types, scalar conversions, slice lengths.
+    let mut scalars: Vec<Option<Scalar>> = vec![None; names.len()];
+    for (i, it) in slot.iter().enumerate() {
+        let arg = || names[i].to_string();
+        let Some(it) = it else {
+            return Err(CallError::Missing {
+                arg: arg(),
+                function: f.name.clone(),
+                expected: decl(i),
+            });
+        };
+        match (&f.var(f.params[i]).kind, it) {
+            (VarKind::Scalar(t), Item::Scalar(s)) => {
+                scalars[i] = Some(checked_convert(*s, *t).ok_or(CallError::ScalarType {
                     arg: arg(),
-                    function: f.name.clone(),
-                    expected: decl(i),
-                });
-            };
-            match (&f.var(f.params[i]).kind, it) {
-                (VarKind::Scalar(t), Item::Scalar(s)) => {
-                    scalars[i] = Some(checked_convert(*s, *t).ok_or(CallError::ScalarType {
-                        arg: arg(),
-                        expected: *t,
-                        given: *s,
-                    })?);
-                }
-                (VarKind::Scalar(_), Item::BadScalar(v)) => {
-                    return Err(CallError::ScalarRange {
-                        arg: arg(),
-                        given: *v,
-                    })
-                }
-                (VarKind::Scalar(_), Item::Array { elem, shape, .. }) => {
-                    return Err(CallError::Kind {
-                        arg: arg(),
-                        expected: decl(i),
-                        given: format!("an array of `{elem}` with shape {}", shape_list(shape)),
-                    })
-                }
-                (VarKind::Scalar(_), Item::NonContiguous { shape, .. }) => {
-                    return Err(CallError::Kind {
-                        arg: arg(),
-                        expected: decl(i),
-                        given: format!("an array with shape {}", shape_list(shape)),
-                    })
-                }
-                (VarKind::Array { .. }, Item::Scalar(s)) => {
-                    return Err(CallError::Kind {
-                        arg: arg(),
-                        expected: decl(i),
-                        given: format!("the scalar {}", scalar_desc(s)),
-                    })
-                }
-                (VarKind::Array { .. }, Item::BadScalar(v)) => {
-                    return Err(CallError::Kind {
-                        arg: arg(),
-                        expected: decl(i),
-                        given: format!("the scalar `{v}`"),
-                    })
-                }
-                (
-                    VarKind::Array { elem: pe, .. },
-                    Item::Array {
-                        elem,
-                        ptr: _,
-                        len,
-                        shape,
-                    },
-                ) => {
-                    if elem != pe {
-                        return Err(CallError::ElemType {
-                            arg: arg(),
-                            expected: *pe,
-                            given: *elem,
-                        });
-                    }
-                    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-                    if n != Some(*len) {
-                        return Err(CallError::Length {
-                            arg: arg(),
-                            shape: shape.clone(),
-                            len: *len,
-                        });
-                    }
-                }
-                (VarKind::Array { .. }, Item::NonContiguous { shape, strides }) => {
-                    return Err(CallError::NotContiguous {
-                        arg: arg(),
-                        shape: shape.clone(),
-                        strides: strides.clone(),
-                    })
-                }
+                    expected: *t,
+                    given: *s,
+                })?);
             }
-        }
-        // Shapes against the declared extents.
-        let declared = tessera_interp::declared_shapes(&self.prog, self.func, &scalars)?;
-        let mut raw = Vec::with_capacity(names.len());
-        for (i, it) in slot.iter().enumerate() {
-            match (it, &declared[i]) {
-                (
-                    Some(Item::Array {
-                        elem, ptr, shape, ..
-                    }),
-                    Some(want),
-                ) => {
-                    let same = want.len() == shape.len()
-                        && want
-                            .iter()
-                            .zip(shape)
-                            .all(|(&w, &g)| w >= 0 && w as u64 == g as u64);
-                    if !same {
-                        return Err(CallError::Shape {
-                            arg: names[i].to_string(),
-                            decl: decl(i),
-                            expected: want.clone(),
-                            given: shape.clone(),
-                        });
-                    }
-                    raw.push(RawArg::Array {
-                        elem: *elem,
-                        ptr: *ptr,
-                        shape: shape.clone(),
+            (VarKind::Scalar(_), Item::BadScalar(v)) => {
+                return Err(CallError::ScalarRange {
+                    arg: arg(),
+                    given: *v,
+                })
+            }
+            (VarKind::Scalar(_), Item::Array { elem, shape, .. }) => {
+                return Err(CallError::Kind {
+                    arg: arg(),
+                    expected: decl(i),
+                    given: format!("an array of `{elem}` with shape {}", shape_list(shape)),
+                })
+            }
+            (VarKind::Scalar(_), Item::NonContiguous { shape, .. }) => {
+                return Err(CallError::Kind {
+                    arg: arg(),
+                    expected: decl(i),
+                    given: format!("an array with shape {}", shape_list(shape)),
+                })
+            }
+            (VarKind::Array { .. }, Item::Scalar(s)) => {
+                return Err(CallError::Kind {
+                    arg: arg(),
+                    expected: decl(i),
+                    given: format!("the scalar {}", scalar_desc(s)),
+                })
+            }
+            (VarKind::Array { .. }, Item::BadScalar(v)) => {
+                return Err(CallError::Kind {
+                    arg: arg(),
+                    expected: decl(i),
+                    given: format!("the scalar `{v}`"),
+                })
+            }
+            (
+                VarKind::Array { elem: pe, .. },
+                Item::Array {
+                    elem,
+                    ptr: _,
+                    len,
+                    shape,
+                },
+            ) => {
+                if elem != pe {
+                    return Err(CallError::ElemType {
+                        arg: arg(),
+                        expected: *pe,
+                        given: *elem,
                     });
                 }
-                _ => raw.push(RawArg::Scalar(scalars[i].expect("checked above"))),
+                let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+                if n != Some(*len) {
+                    return Err(CallError::Length {
+                        arg: arg(),
+                        shape: shape.clone(),
+                        len: *len,
+                    });
+                }
+            }
+            (VarKind::Array { .. }, Item::NonContiguous { shape, strides }) => {
+                return Err(CallError::NotContiguous {
+                    arg: arg(),
+                    shape: shape.clone(),
+                    strides: strides.clone(),
+                })
             }
         }
-        // SAFETY: the pointers come from `&'a mut` borrows held by `args`, which outlives
-        // this call, and their shapes were checked against the lengths above; unguarded code
-        // is this function's caller's obligation.
-        Ok(unsafe { self.compiled.call_raw(self.func, &raw) }?)
+    }
+    // Shapes against the declared extents.
+    let declared = tessera_interp::declared_shapes(prog, func, &scalars)?;
+    let mut raw = Vec::with_capacity(names.len());
+    for (i, it) in slot.iter().enumerate() {
+        match (it, &declared[i]) {
+            (
+                Some(Item::Array {
+                    elem, ptr, shape, ..
+                }),
+                Some(want),
+            ) => {
+                let same = want.len() == shape.len()
+                    && want
+                        .iter()
+                        .zip(shape)
+                        .all(|(&w, &g)| w >= 0 && w as u64 == g as u64);
+                if !same {
+                    return Err(CallError::Shape {
+                        arg: names[i].to_string(),
+                        decl: decl(i),
+                        expected: want.clone(),
+                        given: shape.clone(),
+                    });
+                }
+                raw.push(RawArg::Array {
+                    elem: *elem,
+                    ptr: *ptr,
+                    shape: shape.clone(),
+                });
+            }
+            _ => raw.push(RawArg::Scalar(scalars[i].expect("checked above"))),
+        }
+    }
+    Ok(raw)
+}
+
+/// Runs entry `func` of `prog` in the reference interpreter (`tessera_interp::call` with
+/// `limits`), with the arguments of a [`Kernel::call`], checked the same way and reporting
+/// the same [`CallError`]s. The interpreter works on its own arrays: each array argument is
+/// copied in before the call and copied back after it (also when the call fails, so the
+/// caller sees the writes made before the error, as with compiled code).
+///
+/// ```
+/// use std::collections::HashMap;
+/// use tessera_jit::{interpret, Args, Limits};
+///
+/// let prog = tessera_sema::compile_source(
+///     "void inc(int n, double x[n]) { for (int i = 0; i < n; i++) x[i] += 1; }",
+///     &HashMap::new(),
+/// )
+/// .unwrap();
+/// let (inc, _) = prog.function("inc").unwrap();
+/// let mut x = vec![1.0, 2.0];
+/// interpret(&prog, inc, &mut Args::new().scalar("n", 2).array("x", &mut x, &[2]), Limits::default()).unwrap();
+/// assert_eq!(x, [2.0, 3.0]);
+/// ```
+#[allow(clippy::result_large_err)]
+pub fn interpret(
+    prog: &Program,
+    func: FuncId,
+    args: &mut Args<'_>,
+    limits: tessera_interp::Limits,
+) -> Result<Option<Scalar>, CallError> {
+    let raw = check(prog, func, args)?;
+    let mut vals: Vec<ArgValue> = raw
+        .iter()
+        .map(|a| match a {
+            RawArg::Scalar(s) => ArgValue::Scalar(*s),
+            // SAFETY: `check` verified that `ptr` holds the product of `shape` elements of
+            // type `elem` (it comes from a `&'a mut [T]` held by `args`).
+            RawArg::Array { elem, ptr, shape } => {
+                ArgValue::Array(unsafe { copy_in(*elem, *ptr, shape) })
+            }
+        })
+        .collect();
+    let r = tessera_interp::call(prog, func, &mut vals, limits);
+    for (a, v) in raw.iter().zip(&vals) {
+        if let (RawArg::Array { ptr, .. }, ArgValue::Array(d)) = (a, v) {
+            // SAFETY: as above; `d` has the element type and length of the argument (the
+            // interpreter does not change an array's shape).
+            unsafe { copy_out(&d.elems, *ptr) };
+        }
+    }
+    Ok(r?)
+}
+
+/// A copy of the array at `ptr`.
+///
+/// # Safety
+/// `ptr` is valid for reads of the product of `shape` elements of type `elem`.
+unsafe fn copy_in(elem: ScalarTy, ptr: *mut u8, shape: &[usize]) -> ArrayData {
+    let n: usize = shape.iter().product();
+    // SAFETY: per the contract (and `ptr` is aligned and non-null: it came from a slice).
+    let elems = unsafe {
+        match elem {
+            ScalarTy::Bool => {
+                ArrayElems::Bool(std::slice::from_raw_parts(ptr as *const bool, n).to_vec())
+            }
+            ScalarTy::I32 => {
+                ArrayElems::I32(std::slice::from_raw_parts(ptr as *const i32, n).to_vec())
+            }
+            ScalarTy::I64 => {
+                ArrayElems::I64(std::slice::from_raw_parts(ptr as *const i64, n).to_vec())
+            }
+            ScalarTy::F32 => {
+                ArrayElems::F32(std::slice::from_raw_parts(ptr as *const f32, n).to_vec())
+            }
+            ScalarTy::F64 => {
+                ArrayElems::F64(std::slice::from_raw_parts(ptr as *const f64, n).to_vec())
+            }
+        }
+    };
+    ArrayData {
+        shape: shape.to_vec(),
+        elems,
+    }
+}
+
+/// Writes `elems` to `ptr`.
+///
+/// # Safety
+/// `ptr` is valid for writes of `elems.len()` elements of `elems`'s type.
+unsafe fn copy_out(elems: &ArrayElems, ptr: *mut u8) {
+    // SAFETY: per the contract.
+    unsafe {
+        match elems {
+            ArrayElems::Bool(v) => {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), ptr as *mut bool, v.len())
+            }
+            ArrayElems::I32(v) => {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), ptr as *mut i32, v.len())
+            }
+            ArrayElems::I64(v) => {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), ptr as *mut i64, v.len())
+            }
+            ArrayElems::F32(v) => {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), ptr as *mut f32, v.len())
+            }
+            ArrayElems::F64(v) => {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), ptr as *mut f64, v.len())
+            }
+        }
     }
 }
 

@@ -56,7 +56,9 @@ mod codegen;
 mod kernel;
 mod rt;
 
-pub use kernel::{Args, CallError, CompileError, Element, IntoScalar, Kernel, KernelBuilder};
+pub use kernel::{
+    interpret, Args, CallError, CompileError, Element, IntoScalar, Kernel, KernelBuilder,
+};
 /// The `ndarray` version [`Args::array_nd`] takes views of.
 pub use ndarray;
 pub use tessera_ir::{ErrorKind, Loc, RuntimeError, Scalar, ScalarTy};

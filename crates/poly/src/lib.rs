@@ -255,6 +255,39 @@ fn indent(s: &str, by: &str) -> String {
 }
 
 impl Report {
+    /// isl's phases (`scheduling`, `bounds proofs`, ...) with their milliseconds summed over
+    /// the SCoPs analysed, in order of first appearance (the rest of the time is detection
+    /// and code generation).
+    pub fn phase_ms(&self) -> Vec<(&'static str, f64)> {
+        let mut phases: Vec<(&'static str, f64)> = Vec::new();
+        for (k, ms) in self
+            .scops
+            .iter()
+            .filter_map(|s| s.analysis.as_ref())
+            .flat_map(|a| &a.phase_ms)
+        {
+            match phases.iter_mut().find(|(n, _)| n == k) {
+                Some(p) => p.1 += ms,
+                None => phases.push((k, *ms)),
+            }
+        }
+        phases
+    }
+
+    /// One line: how many SCoPs were optimised and how many loop nests are not SCoPs
+    /// (`poly: 1 of 2 SCoPs optimised, 0 loop nests not SCoPs`), as `tessera run --mode opt`
+    /// prints it.
+    pub fn summary(&self) -> String {
+        let done = self.scops.iter().filter(|s| s.fallback.is_none()).count();
+        format!(
+            "poly: {done} of {} SCoP{} optimised, {} loop nest{} not SCoPs",
+            self.scops.len(),
+            if self.scops.len() == 1 { "" } else { "s" },
+            self.rejected.len(),
+            if self.rejected.len() == 1 { "" } else { "s" }
+        )
+    }
+
     /// The report as text, for the functions named in `only` (all when empty).
     pub fn explain(&self, prog: &Program, only: &[&str]) -> String {
         let mut s = String::new();

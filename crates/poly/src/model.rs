@@ -72,6 +72,26 @@ impl Default for PolyOptions {
     }
 }
 
+impl PolyOptions {
+    /// Whether the options are in range: every tile size at least 1, register tiles 1 to
+    /// 16 (the bounds of `tessera run --tile-sizes/--register-tile`); the message says
+    /// which is not.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(t) = &self.tile_sizes {
+            if t.is_empty() || t.iter().any(|&x| x < 1) {
+                return Err(format!("tile sizes must be positive integers, got {t:?}"));
+            }
+        }
+        if !(1..=16).contains(&self.register_tile) {
+            return Err(format!(
+                "the register tile factor must be 1 to 16, got {}",
+                self.register_tile
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The cache model behind the default tile sizes: sizes from sysfs (fallback 32 KiB L1d,
 /// 512 KiB L2).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,7 +3,8 @@
 //!
 //! # Safety contract (stated once for every item below)
 //!
-//! * `rt` is either null (meaning [`Runtime::global`]) or a pointer obtained
+//! * `rt` is either null (meaning the current runtime: the one the calling thread has
+//!   [entered](Runtime::enter), else [`Runtime::global`]) or a pointer obtained
 //!   from [`tessera_runtime_new`] / [`tessera_runtime_global`] that has not
 //!   been passed to [`tessera_runtime_free`]; it stays valid for the whole
 //!   call.
@@ -17,16 +18,63 @@
 //!   parts, or synchronises itself).
 //!
 //! Nested calls: a body may itself call [`tessera_parallel_for`] with the
-//! same `rt` (or null when the outer call used the global runtime). The
+//! same `rt` (or null: chunks run with their runtime [entered](Runtime::enter)). The
 //! nested loop then runs in the same rayon pool — rayon runs `install`
 //! inline on its own workers and waits on nested joins by stealing work — so
 //! there is no deadlock and no extra threads (no oversubscription). Nesting
 //! with a *different* runtime works too but blocks the calling worker while
 //! the other pool runs the inner loop.
 
+use std::cell::Cell;
 use std::ffi::c_void;
 
 use crate::pool::Runtime;
+
+thread_local! {
+    /// The runtime [`Runtime::enter`]ed on this thread (null: none), for null handles.
+    static CURRENT: Cell<*const Runtime> = const { Cell::new(std::ptr::null()) };
+}
+
+impl Runtime {
+    /// Runs `op` on the calling thread with `self` as the *current* runtime: JIT-compiled
+    /// parallel loops started by `op` on this thread (they pass a null handle to
+    /// [`tessera_parallel_for`]) run on `self` instead of [`Runtime::global`]. The chunks
+    /// of [`Runtime::parallel_for`] run entered too, so nested parallel loops stay on the
+    /// same pool. Entering nests; the previous current runtime is restored when `op`
+    /// returns or unwinds.
+    ///
+    /// ```
+    /// use tessera_runtime::Runtime;
+    /// let rt = Runtime::new(Some(2)).unwrap();
+    /// assert_eq!(rt.enter(|| Runtime::with_current(|r| r.threads())), 2);
+    /// assert_eq!(Runtime::with_current(|r| r.threads()), Runtime::global().threads());
+    /// ```
+    pub fn enter<R>(&self, op: impl FnOnce() -> R) -> R {
+        struct Restore(*const Runtime);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                CURRENT.with(|c| c.set(self.0));
+            }
+        }
+        let _restore = Restore(CURRENT.with(|c| c.replace(self as *const Runtime)));
+        op()
+    }
+
+    /// Calls `f` with the runtime that a null handle means on this thread: the innermost
+    /// one [entered](Runtime::enter) here, else [`Runtime::global`].
+    pub fn with_current<R>(f: impl FnOnce(&Runtime) -> R) -> R {
+        let p = CURRENT.with(|c| c.get());
+        if p.is_null() {
+            f(Runtime::global())
+        } else {
+            // SAFETY: a non-null `p` was set by `enter` on this thread from a `&Runtime`
+            // borrowed for the whole of `enter`'s `op`, and is reset when `op` returns or
+            // unwinds; so this runs inside that `op` and the runtime is alive for the whole
+            // of `f`, which cannot keep the reference.
+            f(unsafe { &*p })
+        }
+    }
+}
 
 /// The opaque runtime handle seen by C / JIT code.
 pub type RuntimeHandle = Runtime;
@@ -46,19 +94,6 @@ struct SharedEnv(*mut c_void);
 unsafe impl Send for SharedEnv {}
 // SAFETY: as above.
 unsafe impl Sync for SharedEnv {}
-
-/// Resolves a possibly-null handle.
-///
-/// # Safety
-/// `rt` satisfies the module contract.
-unsafe fn handle<'a>(rt: *const RuntimeHandle) -> &'a Runtime {
-    if rt.is_null() {
-        Runtime::global()
-    } else {
-        // SAFETY: non-null and valid per the module contract.
-        unsafe { &*rt }
-    }
-}
 
 /// Parallel for over `[lo, hi)` in chunks of `chunk` iterations
 /// (`chunk <= 0`: about four chunks per thread).
@@ -85,19 +120,25 @@ pub unsafe extern "C" fn tessera_parallel_for(
     body: TesseraBody,
     env: *mut c_void,
 ) -> i32 {
-    // SAFETY: module contract.
-    let rt = unsafe { handle(rt) };
     let env = SharedEnv(env);
-    let res = rt.parallel_for(lo, hi, chunk, move |a, b| {
-        let env = env;
-        match body(env.0, a, b) {
-            0 => Ok(()),
-            code => Err(code),
+    let run = |rt: &Runtime| {
+        let res = rt.parallel_for(lo, hi, chunk, move |a, b| {
+            let env = env;
+            match body(env.0, a, b) {
+                0 => Ok(()),
+                code => Err(code),
+            }
+        });
+        match res {
+            Ok(()) => 0,
+            Err(e) => e.code(),
         }
-    });
-    match res {
-        Ok(()) => 0,
-        Err(e) => e.code(),
+    };
+    if rt.is_null() {
+        Runtime::with_current(run)
+    } else {
+        // SAFETY: non-null and valid per the module contract.
+        run(unsafe { &*rt })
     }
 }
 
@@ -134,5 +175,29 @@ pub unsafe extern "C" fn tessera_runtime_free(rt: *mut RuntimeHandle) {
         // SAFETY: per the contract above it is a live Box from
         // `tessera_runtime_new`.
         drop(unsafe { Box::from_raw(rt) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_null_handle_runs_on_the_entered_runtime() {
+        extern "C" fn body(env: *mut std::ffi::c_void, _lo: i64, _hi: i64) -> i32 {
+            // SAFETY: `env` is the `AtomicUsize` below, alive for the whole call.
+            let seen = unsafe { &*(env as *const AtomicUsize) };
+            seen.fetch_max(rayon::current_num_threads(), Ordering::Relaxed);
+            0
+        }
+        let n = Runtime::global().threads() + 1;
+        let rt = Runtime::new(Some(n)).unwrap();
+        let seen = AtomicUsize::new(0);
+        let env = &seen as *const AtomicUsize as *mut std::ffi::c_void;
+        // SAFETY: null handle; `body` does not unwind and only reads `env` atomically.
+        let rc =
+            rt.enter(|| unsafe { tessera_parallel_for(std::ptr::null(), 0, 64, 1, body, env) });
+        assert_eq!((rc, seen.load(Ordering::Relaxed)), (0, n));
     }
 }

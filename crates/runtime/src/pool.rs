@@ -203,7 +203,8 @@ impl Runtime {
     /// skips every chunk after it that has not started (a shared position
     /// checked before each chunk); chunks before it still run, and the error
     /// of the earliest failing chunk is returned, so the error reported does
-    /// not depend on the schedule (as for a sequential loop). A panic in
+    /// not depend on the schedule (as for a sequential loop). Each chunk runs with
+    /// this runtime [entered](Runtime::enter). A panic in
     /// `body` is caught and becomes [`ParallelForError::Panic`]. An empty
     /// range returns `Ok(())`.
     pub fn parallel_for<F>(
@@ -258,7 +259,8 @@ impl Runtime {
         let run = |c: usize| -> Result<(), ParallelForError> {
             let a = lo as i128 + c as i128 * chunk as i128;
             let b = (a + chunk as i128).min(hi as i128);
-            match catch_unwind(AssertUnwindSafe(|| body(a as i64, b as i64))) {
+            // Entered, so that nested JIT-compiled parallel loops (null handle) stay here.
+            match catch_unwind(AssertUnwindSafe(|| self.enter(|| body(a as i64, b as i64)))) {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(code)) => Err(ParallelForError::Body(code)),
                 Err(p) => Err(ParallelForError::Panic(panic_message(&*p))),
@@ -331,6 +333,32 @@ mod tests {
             resolve_threads(None, Some("100000"), 2),
             Err(RuntimeError::TooManyThreads { max: 128, .. })
         ));
+    }
+
+    #[test]
+    fn an_entered_runtime_is_current_also_in_its_chunks() {
+        let rt = Runtime::new(Some(3)).unwrap();
+        let on = |r: &Runtime| std::ptr::eq(r, &rt);
+        assert!(rt.enter(|| Runtime::with_current(on)));
+        let seen = Mutex::new(Vec::new());
+        rt.parallel_for(0, 12, 1, |_, _| {
+            seen.lock().unwrap().push(Runtime::with_current(on));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen.into_inner().unwrap(), vec![true; 12]);
+        // Nested, and restored after an unwind.
+        let inner = Runtime::new(Some(1)).unwrap();
+        rt.enter(|| {
+            assert!(inner.enter(|| Runtime::with_current(|r| std::ptr::eq(r, &inner))));
+            assert!(Runtime::with_current(on));
+            let _ = catch_unwind(AssertUnwindSafe(|| inner.enter(|| panic!("boom"))));
+            assert!(Runtime::with_current(on));
+        });
+        assert!(Runtime::with_current(|r| std::ptr::eq(
+            r,
+            Runtime::global()
+        )));
     }
 
     #[test]
