@@ -57,7 +57,7 @@ fn corpus_kernels_have_their_scops() {
         }
     }
     assert!(
-        checked >= 8,
+        checked >= 8 || std::env::var_os("TESSERA_KERNELS").is_some(),
         "only {checked} kernels with a `// SCOPS:` line"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
