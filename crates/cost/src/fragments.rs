@@ -737,7 +737,18 @@ fn expr_cost(f: &Function, e: &Expr, c: &mut ClassCounts) {
         }
         ExprKind::Cast(a) => {
             expr_cost(f, a, c);
-            if a.ty != e.ty {
+            // Conversions of constants are folded.
+            let constant = matches!(
+                strip_casts(a).kind,
+                ExprKind::Int(_) | ExprKind::Float(_)
+            );
+            // A comparison or logical operator already yields a truth value.
+            let truth = e.ty == Some(ScalarTy::Bool)
+                && matches!(
+                    a.kind,
+                    ExprKind::Cmp(..) | ExprKind::LogAnd(..) | ExprKind::LogOr(..)
+                );
+            if a.ty != e.ty && !constant && !truth {
                 let float = a.ty.is_some_and(|t| t.is_float()) || e.ty.is_some_and(|t| t.is_float());
                 c.add(if float { Class::FloatArith } else { Class::IntArith }, 1);
             }
