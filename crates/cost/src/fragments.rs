@@ -14,7 +14,9 @@ pub enum Class {
     /// An array element load or store (a compound assignment to an element is both).
     Array,
     /// Integer, bool and address arithmetic, comparisons, conversions between integers,
-    /// integer `min`/`max`, shifts, the select of `?:`, `&&`, `||`.
+    /// integer `min`/`max`, shifts, the select of `?:`, `&&`, `||`. Conversions of constants
+    /// and of a comparison's result to `bool` are folded and not counted; an access of rank
+    /// `r` counts `2(r − 1)` for its address.
     IntArith,
     /// Floating-point arithmetic, comparisons, conversions involving a float, cheap float
     /// builtins (`fabs`, `floor`, `ceil`, `fmin`, `fmax`).
@@ -738,10 +740,7 @@ fn expr_cost(f: &Function, e: &Expr, c: &mut ClassCounts) {
         ExprKind::Cast(a) => {
             expr_cost(f, a, c);
             // Conversions of constants are folded.
-            let constant = matches!(
-                strip_casts(a).kind,
-                ExprKind::Int(_) | ExprKind::Float(_)
-            );
+            let constant = matches!(strip_casts(a).kind, ExprKind::Int(_) | ExprKind::Float(_));
             // A comparison or logical operator already yields a truth value.
             let truth = e.ty == Some(ScalarTy::Bool)
                 && matches!(
@@ -749,8 +748,16 @@ fn expr_cost(f: &Function, e: &Expr, c: &mut ClassCounts) {
                     ExprKind::Cmp(..) | ExprKind::LogAnd(..) | ExprKind::LogOr(..)
                 );
             if a.ty != e.ty && !constant && !truth {
-                let float = a.ty.is_some_and(|t| t.is_float()) || e.ty.is_some_and(|t| t.is_float());
-                c.add(if float { Class::FloatArith } else { Class::IntArith }, 1);
+                let float =
+                    a.ty.is_some_and(|t| t.is_float()) || e.ty.is_some_and(|t| t.is_float());
+                c.add(
+                    if float {
+                        Class::FloatArith
+                    } else {
+                        Class::IntArith
+                    },
+                    1,
+                );
             }
         }
         ExprKind::Call(_, args) => {

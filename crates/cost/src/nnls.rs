@@ -75,7 +75,10 @@ pub fn nnls(a: &[Vec<f64>], b: &[f64]) -> Result<NnlsSolution, NnlsError> {
         });
     }
     if b.len() != m {
-        return Err(NnlsError::RhsLength { len: b.len(), rows: m });
+        return Err(NnlsError::RhsLength {
+            len: b.len(),
+            rows: m,
+        });
     }
     if a.iter().flatten().chain(b).any(|v| !v.is_finite()) {
         return Err(NnlsError::NonFinite);
@@ -253,12 +256,11 @@ mod tests {
 
     #[test]
     fn negative_unconstrained_solution() {
-        // Unconstrained solution of this square system is (2, -1): NNLS clamps x2 to 0 and
-        // x1 minimises ‖a1 x1 − b‖: x1 = a1·b / a1·a1 = (1·1 + 1·3)/(1+1) ... computed below.
+        // The unconstrained solution of this square system is (2, -1): NNLS holds x2 at 0
+        // and x1 minimises ‖a1 x1 − b‖: x1 = a1·b / a1·a1 = 1/2.
         let a = vec![vec![1.0, 1.0], vec![1.0, 2.0]];
         let b = vec![1.0, 0.0];
         let s = nnls(&a, &b).unwrap();
-        // Candidates: x2 = 0 → x1 = (1 + 0)/2 = 0.5, residual (0.5, -0.5).
         assert!(close(&s.x, &[0.5, 0.0], 1e-12), "{:?}", s.x);
         // KKT: gradient on the active variable is non-positive.
         let r: Vec<f64> = residual(&a, &b, &s.x);
@@ -268,7 +270,7 @@ mod tests {
 
     #[test]
     fn classic_example() {
-        // Lawson–Hanson style example with a known solution (checked against scipy.optimize.nnls).
+        // Solutions by hand: decoupled columns, the first fits the mean of its two rows.
         let a = vec![vec![1.0, 0.0], vec![1.0, 0.0], vec![0.0, 1.0]];
         let b = vec![2.0, 1.0, 1.0];
         let s = nnls(&a, &b).unwrap();
@@ -304,7 +306,11 @@ mod tests {
 
     #[test]
     fn zero_columns() {
-        let a = vec![vec![0.0, 1.0, 0.0], vec![0.0, 2.0, 0.0], vec![0.0, 3.0, 0.0]];
+        let a = vec![
+            vec![0.0, 1.0, 0.0],
+            vec![0.0, 2.0, 0.0],
+            vec![0.0, 3.0, 0.0],
+        ];
         let b = vec![2.0, 4.0, 6.0];
         let s = nnls(&a, &b).unwrap();
         assert!(close(&s.x, &[0.0, 2.0, 0.0], 1e-12), "{:?}", s.x);
@@ -325,10 +331,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error() {
-        assert_eq!(
-            nnls(&[], &[]),
-            Err(NnlsError::Empty { rows: 0, cols: 0 })
-        );
+        assert_eq!(nnls(&[], &[]), Err(NnlsError::Empty { rows: 0, cols: 0 }));
         assert_eq!(
             nnls(&[vec![]], &[1.0]),
             Err(NnlsError::Empty { rows: 1, cols: 0 })
@@ -349,7 +352,9 @@ mod tests {
         // A small LCG: deterministic pseudo-random problems.
         let mut s: u64 = 12345;
         let mut rnd = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         };
         for _ in 0..200 {
@@ -358,10 +363,10 @@ mod tests {
             let b: Vec<f64> = (0..m).map(|_| rnd()).collect();
             let sol = nnls(&a, &b).unwrap();
             let r = residual(&a, &b, &sol.x);
-            for j in 0..n {
+            for (j, &xj) in sol.x.iter().enumerate() {
                 let w: f64 = (0..m).map(|i| a[i][j] * r[i]).sum();
-                assert!(sol.x[j] >= 0.0);
-                if sol.x[j] > 0.0 {
+                assert!(xj >= 0.0);
+                if xj > 0.0 {
                     assert!(w.abs() < 1e-9, "w[{j}] = {w} with x = {:?}", sol.x);
                 } else {
                     assert!(w < 1e-9, "w[{j}] = {w} with x = {:?}", sol.x);

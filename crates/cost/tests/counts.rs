@@ -215,7 +215,15 @@ fn early_break() {
         .map
         .nodes
         .iter()
-        .position(|n| matches!(n.kind, NodeKind::Arm { arm: ArmKind::Exit, .. }))
+        .position(|n| {
+            matches!(
+                n.kind,
+                NodeKind::Arm {
+                    arm: ArmKind::Exit,
+                    ..
+                }
+            )
+        })
         .unwrap();
     assert_eq!(p.node_counts[exit_arm], 0);
     // Without the break taken: the loop test exits.
@@ -311,7 +319,13 @@ fn guards_and_classes() {
         .iter()
         .find(|f| {
             f.path.iter().any(|&n| {
-                matches!(map.node(n).kind, NodeKind::Arm { arm: ArmKind::Body, .. })
+                matches!(
+                    map.node(n).kind,
+                    NodeKind::Arm {
+                        arm: ArmKind::Body,
+                        ..
+                    }
+                )
             })
         })
         .unwrap();
@@ -383,7 +397,10 @@ fn errors() {
     ));
     match count_run(&prog, "k", &mut args, Limits::default()) {
         Err(CostError::Runtime(e)) => {
-            assert!(matches!(e.kind, tessera_ir::ErrorKind::IndexOutOfBounds { .. }))
+            assert!(matches!(
+                e.kind,
+                tessera_ir::ErrorKind::IndexOutOfBounds { .. }
+            ))
         }
         other => panic!("{other:?}"),
     }
@@ -392,4 +409,59 @@ fn errors() {
         count_run(&prog, "k", &mut [i(2)], Limits::default()),
         Err(CostError::Runtime(_))
     ));
+}
+
+#[test]
+fn parallel_loop() {
+    use tessera_ir::{Expr, ExprKind, Stmt};
+    // A `for` loop rewritten by hand into the parallel loop the polyhedral optimiser makes.
+    let mut prog = compile(
+        "void k(int n, double A[n]) {
+            for (long i = 0; i < n; i++) A[i] = A[i] + 1.0;
+        }",
+    );
+    let f = &mut prog.functions[0];
+    let Stmt::Block(b) = &f.body[0] else {
+        panic!("{:?}", f.body)
+    };
+    let (Stmt::Decl { var, .. }, Stmt::While { cond, body, .. }) = (&b[0], &b[1]) else {
+        panic!("{b:?}")
+    };
+    let ExprKind::Cast(c) = &cond.kind else {
+        panic!("{cond:?}")
+    };
+    let ExprKind::Cmp(_, _, hi) = &c.kind else {
+        panic!("{c:?}")
+    };
+    let par = Stmt::ParFor {
+        var: *var,
+        lo: Expr {
+            kind: ExprKind::Int(0),
+            ty: Some(ScalarTy::I64),
+            span: hi.span,
+        },
+        hi: (**hi).clone(),
+        body: body.clone(),
+    };
+    f.body = vec![par];
+    let p = profile(&prog, "k", vec![i(6), f64s(&[6])]);
+    assert_eq!(
+        labels(&p, &prog, "k"),
+        vec![(Entry, 1), (LoopHeader, 7), (LoopExit, 1)]
+    );
+    let body_arm = p
+        .map
+        .nodes
+        .iter()
+        .position(|n| {
+            matches!(
+                n.kind,
+                NodeKind::Arm {
+                    arm: ArmKind::Body,
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    assert_eq!(p.node_counts[body_arm], 6);
 }

@@ -86,11 +86,16 @@ fn design_rows_of_real_kernels() {
         assert_eq!(row, p.class_totals().to_vec());
         let by_row = row.iter().zip(&w_true).map(|(a, b)| a * b).sum::<f64>();
         let gamma = p.gamma(&CostModel::Cmw(Weights(w_true)));
-        assert!((by_row - gamma).abs() <= 1e-12 * gamma, "{by_row} vs {gamma}");
+        assert!(
+            (by_row - gamma).abs() <= 1e-12 * gamma,
+            "{by_row} vs {gamma}"
+        );
         rows.push(row);
     }
     // Rows grow with n.
-    assert!(rows.windows(2).all(|w| w[1].iter().sum::<f64>() > w[0].iter().sum::<f64>()));
+    assert!(rows
+        .windows(2)
+        .all(|w| w[1].iter().sum::<f64>() > w[0].iter().sum::<f64>()));
     let times: Vec<f64> = rows
         .iter()
         .map(|r| r.iter().zip(&w_true).map(|(a, b)| a * b).sum())
@@ -107,7 +112,10 @@ fn malformed_input_is_an_error() {
         fit_cmw(&[vec![1.0; NCLASSES]], &[1.0, 2.0]),
         Err(CostError::Mismatch { rows: 1, times: 2 })
     ));
-    assert!(matches!(fit_cmw(&[], &[]), Err(CostError::Nnls(NnlsError::Empty { .. }))));
+    assert!(matches!(
+        fit_cmw(&[], &[]),
+        Err(CostError::Nnls(NnlsError::Empty { .. }))
+    ));
     assert!(matches!(
         r_squared(&[vec![1.0, 2.0]], &[1.0], &[1.0]),
         Err(CostError::Width { .. })
