@@ -283,6 +283,11 @@ pub fn fragments(prog: &Program) -> FragmentMap {
 /// which copy scalars), every access to it is in bounds, and no statement or value of the
 /// original program is altered, so the instrumented program computes what the original
 /// does, and the run's step count (loop iterations and calls) is the same.
+///
+/// The instrumented program is meant for the reference interpreter only: its counter
+/// parameter comes after the locals in each function's variable table (the TIR's
+/// "parameters first" convention is not kept), and it is not a program to optimise or
+/// compile.
 pub fn instrument(prog: &Program) -> (Program, FragmentMap) {
     let mut map = FragmentMap::default();
     let mut out = prog.clone();

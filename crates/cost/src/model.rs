@@ -97,7 +97,8 @@ impl Profile {
 }
 
 /// Runs `entry` of `prog` with `args` under the reference interpreter, instrumented, and
-/// returns the exact counts. The arrays in `args` are updated as a normal call would.
+/// returns the exact counts. On success the arrays in `args` are updated as a normal call
+/// would update them; on error they are left as they were.
 pub fn count_run(
     prog: &Program,
     entry: &str,

@@ -330,6 +330,55 @@ mod tests {
     }
 
     #[test]
+    fn large_magnitudes() {
+        // Design rows are instruction counts (up to ~1e10); times are small.
+        let mut s: u64 = 99;
+        let mut rnd = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let w = [2e-9, 0.0, 5e-10, 0.0, 1e-9];
+        let a: Vec<Vec<f64>> = (0..12)
+            .map(|_| (0..5).map(|_| (rnd() * 1e10).round()).collect())
+            .collect();
+        let b: Vec<f64> = a
+            .iter()
+            .map(|r| r.iter().zip(&w).map(|(p, q)| p * q).sum())
+            .collect();
+        let sol = nnls(&a, &b).unwrap();
+        for (x, y) in sol.x.iter().zip(&w) {
+            assert!((x - y).abs() < 1e-15, "{:?}", sol.x);
+        }
+    }
+
+    #[test]
+    fn duplicate_and_dependent_columns_terminate() {
+        let mut s: u64 = 5;
+        let mut rnd = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        for _ in 0..100 {
+            let a: Vec<Vec<f64>> = (0..5)
+                .map(|_| {
+                    let (p, q) = (rnd(), rnd());
+                    vec![p, q, p, p + q, 0.0, -q]
+                })
+                .collect();
+            let b: Vec<f64> = (0..5).map(|_| rnd()).collect();
+            let sol = nnls(&a, &b).unwrap();
+            assert!(sol.x.iter().all(|&v| v >= 0.0 && v.is_finite()));
+            // No worse than x = 0.
+            let bn = b.iter().map(|v| v * v).sum::<f64>().sqrt();
+            assert!(sol.residual_norm <= bn + 1e-12);
+        }
+    }
+
+    #[test]
     fn bad_input_is_an_error() {
         assert_eq!(nnls(&[], &[]), Err(NnlsError::Empty { rows: 0, cols: 0 }));
         assert_eq!(

@@ -465,3 +465,31 @@ fn parallel_loop() {
         .unwrap();
     assert_eq!(p.node_counts[body_arm], 6);
 }
+
+#[test]
+fn else_if_chain_and_short_circuit() {
+    let prog = compile(
+        "int k(int n) {
+            int a = 0, b = 0, c = 0;
+            for (int i = 0; i < n; i++) {
+                if (i < 3) a++;
+                else if (i < 5 && i != 100) b++;
+                else c++;
+            }
+            return a * 100 + b * 10 + c;
+        }",
+    );
+    let p = profile(&prog, "k", vec![i(8)]);
+    assert_eq!(p.result, Some(Scalar::I32(323)));
+    assert_eq!(
+        labels(&p, &prog, "k"),
+        vec![
+            (Entry, 1),
+            (LoopHeader, 9),
+            (LoopLatch, 8),
+            (LoopExit, 1),
+            (Join, 8),
+            (Join, 5)
+        ]
+    );
+}
