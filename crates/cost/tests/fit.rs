@@ -1,0 +1,132 @@
+//! CMW calibration: design rows, NNLS fits, R² and leave-one-out errors.
+
+use std::collections::HashMap;
+use tessera_cost::*;
+use tessera_ir::{ArgValue, ArrayData, Scalar, ScalarTy};
+
+/// A deterministic pseudo-random number in [0, 1).
+fn lcg(s: &mut u64) -> f64 {
+    *s = s
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*s >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[test]
+fn recovers_known_weights_from_synthetic_rows() {
+    // Weights with zeros, as in the paper's fit (some classes get weight 0).
+    let w_true = [0.0, 1.5, 2.0, 12.0, 0.7, 0.0, 40.0, 5.0];
+    let mut s = 42;
+    let rows: Vec<Vec<f64>> = (0..30)
+        .map(|_| (0..NCLASSES).map(|_| (lcg(&mut s) * 1e4).round()).collect())
+        .collect();
+    let times: Vec<f64> = rows
+        .iter()
+        .map(|r| r.iter().zip(&w_true).map(|(a, b)| a * b).sum())
+        .collect();
+    let w = fit_cmw(&rows, &times).unwrap();
+    for (a, b) in w.iter().zip(&w_true) {
+        assert!((a - b).abs() < 1e-8, "{w:?}");
+    }
+    assert!((r_squared(&rows, &times, &w).unwrap() - 1.0).abs() < 1e-12);
+    let loo = loo_errors(&rows, &times).unwrap();
+    assert_eq!(loo.len(), rows.len());
+    assert!(loo.iter().all(|e| e.abs() < 1e-6), "{loo:?}");
+    assert!(loo_rmse(&rows, &times).unwrap() < 1e-6);
+}
+
+#[test]
+fn negative_weights_are_clamped_and_noise_lowers_r2() {
+    // Times that would need a negative weight for class 0: NNLS returns w ≥ 0.
+    let mut s = 7;
+    let rows: Vec<Vec<f64>> = (0..20)
+        .map(|_| (0..NCLASSES).map(|_| lcg(&mut s) * 100.0).collect())
+        .collect();
+    let w_true = [-1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+    let times: Vec<f64> = rows
+        .iter()
+        .map(|r| r.iter().zip(&w_true).map(|(a, b)| a * b).sum::<f64>() + 50.0 * lcg(&mut s))
+        .collect();
+    let w = fit_cmw(&rows, &times).unwrap();
+    assert!(w.iter().all(|&x| x >= 0.0));
+    let r2 = r_squared(&rows, &times, &w).unwrap();
+    assert!(r2 < 1.0 && r2 > 0.0, "{r2}");
+    assert!(loo_rmse(&rows, &times).unwrap() > 0.0);
+}
+
+#[test]
+fn design_rows_of_real_kernels() {
+    let prog = tessera_sema::compile_source(
+        "#include <math.h>
+        double k(int n, double A[n]) {
+            double s = 0.0;
+            for (int i = 0; i < n; i++) {
+                if (A[i] > 0.5) s += sqrt(A[i]); else s -= A[i] * 3.0;
+            }
+            return s;
+        }",
+        &HashMap::new(),
+    )
+    .unwrap();
+    let args = |n: usize| {
+        let mut a = ArrayData::zeros(ScalarTy::F64, &[n]).unwrap();
+        a.fill_random(3, "A");
+        vec![ArgValue::Scalar(Scalar::I32(n as i32)), ArgValue::Array(a)]
+    };
+    let w_true = [1.0, 0.5, 1.0, 20.0, 0.25, 0.1, 100.0, 10.0];
+    let mut rows = vec![];
+    for n in [1, 5, 20, 100, 400] {
+        let a = args(n);
+        let row = design_row(&prog, "k", &a).unwrap();
+        assert_eq!(row.len(), NCLASSES);
+        // The caller's arguments are untouched and the row is Σ n_j · classes_j.
+        assert_eq!(a, args(n));
+        let mut a2 = a.clone();
+        let p = count_run(&prog, "k", &mut a2, Default::default()).unwrap();
+        assert_eq!(row, p.class_totals().to_vec());
+        let by_row = row.iter().zip(&w_true).map(|(a, b)| a * b).sum::<f64>();
+        let gamma = p.gamma(&CostModel::Cmw(Weights(w_true)));
+        assert!(
+            (by_row - gamma).abs() <= 1e-12 * gamma,
+            "{by_row} vs {gamma}"
+        );
+        rows.push(row);
+    }
+    // Rows grow with n.
+    assert!(rows
+        .windows(2)
+        .all(|w| w[1].iter().sum::<f64>() > w[0].iter().sum::<f64>()));
+    let times: Vec<f64> = rows
+        .iter()
+        .map(|r| r.iter().zip(&w_true).map(|(a, b)| a * b).sum())
+        .collect();
+    // The columns are collinear (one kernel), so the weights are not identified, but the
+    // fit reproduces the times.
+    let w = fit_cmw(&rows, &times).unwrap();
+    assert!(r_squared(&rows, &times, &w).unwrap() > 1.0 - 1e-9);
+}
+
+#[test]
+fn malformed_input_is_an_error() {
+    assert!(matches!(
+        fit_cmw(&[vec![1.0; NCLASSES]], &[1.0, 2.0]),
+        Err(CostError::Mismatch { rows: 1, times: 2 })
+    ));
+    assert!(matches!(
+        fit_cmw(&[], &[]),
+        Err(CostError::Nnls(NnlsError::Empty { .. }))
+    ));
+    assert!(matches!(
+        r_squared(&[vec![1.0, 2.0]], &[1.0], &[1.0]),
+        Err(CostError::Width { .. })
+    ));
+    assert!(matches!(
+        loo_errors(&[vec![1.0]], &[1.0]),
+        Err(CostError::TooFewSamples(1))
+    ));
+    let prog = tessera_sema::compile_source("int k(int n) { return n; }", &HashMap::new()).unwrap();
+    assert!(matches!(
+        design_row(&prog, "k", &[]),
+        Err(CostError::Runtime(_))
+    ));
+}
