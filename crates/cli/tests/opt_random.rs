@@ -545,9 +545,14 @@ fn reduce(head: &str, mut items: Vec<Item>, fails: &dyn Fn(&str) -> bool) -> Vec
 }
 
 fn run_random(count: u64, seed0: u64) -> BTreeMap<String, usize> {
+    run_random_from(0, count, seed0)
+}
+
+/// Programs `start..start + count` of the sequence `seed0` starts.
+fn run_random_from(start: u64, count: u64, seed0: u64) -> BTreeMap<String, usize> {
     tessera_runtime::Runtime::init_global(Some(2)).expect("pool");
     let mut stats = BTreeMap::new();
-    for k in 0..count {
+    for k in start..start + count {
         let seed = seed0.wrapping_add(k).wrapping_mul(0x2545_F491_4F6C_DD1D);
         let (head, items) = generate(seed);
         let src = render(&head, &items);
@@ -604,7 +609,13 @@ fn opt_random_programs_long() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(5000);
-    let stats = run_random(n, 1_000_003);
+    // `TESSERA_OPT_RANDOM_START=k` resumes at program k (to split a long run, or to reach a
+    // failing program quickly).
+    let start: u64 = std::env::var("TESSERA_OPT_RANDOM_START")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let stats = run_random_from(start, n, 1_000_003);
     eprintln!("opt random programs: {n} x 3 inputs: {stats:?}");
 }
 
