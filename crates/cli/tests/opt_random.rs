@@ -463,7 +463,13 @@ fn run_one(
     let p = tessera_sema::compile_source(src, &HashMap::new())
         .map_err(|d| format!("front end rejected the program: {d:?}"))?;
     let (fid, _) = p.function("kernel").expect("kernel");
-    let (opt, _) = tessera_poly::optimize(&p, &v.poly, v.gen);
+    let (mut opt, _) = tessera_poly::optimize(&p, &v.poly, v.gen);
+    // Every access the optimiser marked proven (guard dropped) is checked again: a proof
+    // that is wrong then shows as an error the interpreter does not report, instead of a
+    // silent write outside an array.
+    for f in &mut opt.functions {
+        unprove(&mut f.body);
+    }
     let jit_opts = tessera_jit::Options {
         limits: Limits {
             max_steps: None,
@@ -508,6 +514,26 @@ fn run_one(
         });
     }
     Ok(kinds)
+}
+
+/// Clears the `proven` marks of every array access in `body` (the JIT then checks them).
+fn unprove(body: &mut [tessera_ir::Stmt]) {
+    use tessera_ir::{ExprKind, Place};
+    tessera_ir::walk_stmts_mut(body, &mut |e| {
+        match &mut e.kind {
+            ExprKind::Load { proven, .. }
+            | ExprKind::Assign {
+                place: Place::Elem { proven, .. },
+                ..
+            }
+            | ExprKind::IncDec {
+                place: Place::Elem { proven, .. },
+                ..
+            } => *proven = 0,
+            _ => {}
+        }
+        true
+    });
 }
 
 /// Drops items (statements, whole loops, loop bodies lifted) while the failure persists.

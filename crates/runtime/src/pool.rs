@@ -174,12 +174,9 @@ impl Runtime {
                 .map(|_| {
                     let t = std::time::Instant::now();
                     self.install(|| {
-                        (0..chunks)
-                            .into_par_iter()
-                            .with_max_len(1)
-                            .for_each(|c| {
-                                std::hint::black_box(c);
-                            })
+                        (0..chunks).into_par_iter().with_max_len(1).for_each(|c| {
+                            std::hint::black_box(c);
+                        })
                     });
                     t.elapsed().as_nanos() as u64
                 })
