@@ -1204,4 +1204,31 @@ mod tests {
             assert_eq!(errs(bad).len(), 1, "{bad}");
         }
     }
+
+    #[test]
+    fn character_constants_are_ints() {
+        let src =
+            "int f(void) { return 'A' + '\\n' + '\\0' + '\\x41' + '\\101' + '\\'' + '\\\\'; }";
+        assert_eq!(errs(src), Vec::<String>::new());
+        let u = crate::parse(src, &HashMap::new()).unwrap();
+        let crate::ast::Stmt::Return(Some(e), _) = &u.functions[0].body.as_ref().unwrap()[0] else {
+            panic!("not a return");
+        };
+        fn sum(e: &crate::ast::Expr) -> u64 {
+            match &e.kind {
+                crate::ast::ExprKind::Int(v, false) => *v,
+                crate::ast::ExprKind::Binary(_, a, b) => sum(a) + sum(b),
+                k => panic!("{k:?}"),
+            }
+        }
+        // 'A', '\n', '\0', '\x41', '\101', '\'', '\\'.
+        assert_eq!(sum(e), 65 + 10 + 65 + 65 + 39 + 92);
+        assert_eq!(
+            errs("int f(void) { return 'ab'; }"),
+            ["1:22: character constant 'ab' must hold exactly one character"]
+        );
+        assert_eq!(errs("int f(void) { return '\\xff'; }").len(), 1);
+        assert_eq!(errs("int f(void) { return '\\q'; }").len(), 1);
+        assert_eq!(errs("int f(void) { return 'x; }").len(), 3);
+    }
 }
