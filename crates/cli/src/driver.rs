@@ -11,6 +11,7 @@ use tessera_ir::{Function, Program, ScalarTy, VarKind};
 fn c_type(t: ScalarTy) -> &'static str {
     match t {
         ScalarTy::Bool => "_Bool",
+        ScalarTy::I8 => "signed char",
         ScalarTy::I32 => "int",
         ScalarTy::I64 => "long",
         ScalarTy::F32 => "float",
@@ -80,6 +81,7 @@ int main(int argc, char **argv) {
     for v in &scalars {
         let conv = match v.scalar_ty() {
             ScalarTy::Bool | ScalarTy::I32 => "(int)strtol(val, 0, 10)",
+            ScalarTy::I8 => "(signed char)strtol(val, 0, 10)",
             ScalarTy::I64 => "strtoll(val, 0, 10)",
             ScalarTy::F32 => "strtof(val, 0)",
             ScalarTy::F64 => "strtod(val, 0)",
@@ -135,7 +137,9 @@ int main(int argc, char **argv) {
     s.push_str("  clock_gettime(CLOCK_MONOTONIC, &t1);\n");
     if let Some(t) = f.ret {
         let (fmt, cast) = match t {
-            ScalarTy::Bool | ScalarTy::I32 | ScalarTy::I64 => ("%lld", "(long long)"),
+            ScalarTy::Bool | ScalarTy::I8 | ScalarTy::I32 | ScalarTy::I64 => {
+                ("%lld", "(long long)")
+            }
             ScalarTy::F32 => ("%.9g", "(double)"),
             ScalarTy::F64 => ("%.17g", ""),
         };

@@ -235,9 +235,10 @@ fn parse(b: &[u8]) -> Result<ArrayData, String> {
         "<i4" => ScalarTy::I32,
         "<i8" => ScalarTy::I64,
         "|b1" => ScalarTy::Bool,
+        "|i1" => ScalarTy::I8,
         other => {
             return Err(format!(
-                "unsupported dtype '{other}' (expected <f8, <f4, <i4, <i8 or |b1)"
+                "unsupported dtype '{other}' (expected <f8, <f4, <i4, <i8, |i1 or |b1)"
             ))
         }
     };
@@ -283,7 +284,30 @@ mod tests {
         };
         write(&p, &b).unwrap();
         assert_eq!(read(&p).unwrap(), b);
+        // `char` arrays: NumPy's int8, one byte per element, two's complement.
+        let c = ArrayData {
+            shape: vec![2, 2],
+            elems: ArrayElems::I8(vec![-128, -1, 0, 127]),
+        };
+        write(&p, &c).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        let header = std::str::from_utf8(&bytes[10..bytes.len() - 4]).unwrap();
+        assert!(header.contains("'descr': '|i1'"), "{header}");
+        assert_eq!(&bytes[bytes.len() - 4..], &[0x80, 0xff, 0x00, 0x7f]);
+        assert_eq!(read(&p).unwrap(), c);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+    #[test]
+    fn int8_data_from_numpy() {
+        // As `np.save(f, np.array([-3, 100], dtype=np.int8))` writes it.
+        let h = "{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }\n";
+        let a = parse(&npy(h, &[0xfd, 100])).unwrap();
+        assert_eq!(a.elems, ArrayElems::I8(vec![-3, 100]));
+        // One byte per element: a wrong length is an error.
+        assert!(parse(&npy(h, &[1, 2, 3])).is_err());
+        // Unsigned bytes are not `char`.
+        let u = "{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }\n";
+        assert!(parse(&npy(u, &[1, 2])).is_err());
     }
     fn npy(header: &str, data: &[u8]) -> Vec<u8> {
         let mut b = b"\x93NUMPY\x01\x00".to_vec();

@@ -347,12 +347,13 @@ pub fn run(
                 Scalar::F32(x) => x.to_le_bytes().to_vec(),
                 Scalar::F64(x) => x.to_le_bytes().to_vec(),
                 Scalar::Bool(b) => vec![b as u8],
+                Scalar::I8(x) => vec![x as u8],
             })
             .collect();
         tessera_ir::fnv1a(&bytes)
     });
     let total = sum_scalars(&results, ret);
-    let int_sum = (ret.is_int() || ret == ScalarTy::Bool).then(|| total.as_i64());
+    let int_sum = ret.is_integral().then(|| total.as_i64());
     Ok(Outcome {
         log,
         sum: num(total),

@@ -1,7 +1,7 @@
 //! Random affine programs through the polyhedral optimiser, against the interpreter.
 //!
-//! The generator writes kernels of 1–4 arrays (rank 1–3; `double`, `float`, `int`, `long`
-//! elements; extents over the size parameters `N`, `M`), nests 1–4 deep, imperfect nests,
+//! The generator writes kernels of 1–4 arrays (rank 1–3; `double`, `float`, `int`, `long`,
+//! `char` elements; extents over the size parameters `N`, `M`), nests 1–4 deep, imperfect nests,
 //! triangular bounds, `min`-like conjunctions of bounds, steps of ±1, ±2 and 3, `int` and
 //! `long` counters (declared by their loops, or at the top of the function and reused by
 //! every nest, sometimes read after a loop), affine `if`s, scalars declared in the nest (expanded by the model),
@@ -50,6 +50,7 @@ enum T {
     Long,
     Float,
     Double,
+    Char,
 }
 
 impl T {
@@ -59,6 +60,7 @@ impl T {
             T::Long => "long",
             T::Float => "float",
             T::Double => "double",
+            T::Char => "char",
         }
     }
 }
@@ -144,7 +146,7 @@ impl Gen {
                     format!("({}) {c}", ty.c())
                 }
                 1 => match ty {
-                    T::Int | T::Long => format!("{}", self.r.below(7) as i64 - 3),
+                    T::Int | T::Long | T::Char => format!("{}", self.r.below(7) as i64 - 3),
                     _ => format!("{}.5", self.r.below(4)),
                 },
                 2 => "s".into(),
@@ -263,7 +265,8 @@ fn generate(seed: u64) -> (String, Vec<Item>) {
     params.push("int N".into());
     params.push("int M".into());
     for k in 0..n_arrays {
-        let ty = *g.r.pick(&[T::Double, T::Double, T::Float, T::Int, T::Long]);
+        let ty =
+            *g.r.pick(&[T::Double, T::Double, T::Float, T::Int, T::Long, T::Char]);
         let rank = 1 + g.r.below(3) as usize;
         let ext: Vec<&'static str> = (0..rank).map(|_| *g.r.pick(&["N", "M", "N + 2"])).collect();
         let name = format!("{}", (b'A' + k as u8) as char);

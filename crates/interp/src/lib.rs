@@ -834,10 +834,9 @@ impl<'p> Machine<'p> {
 }
 
 fn sema_promote(t: ScalarTy) -> ScalarTy {
-    if t == ScalarTy::Bool {
-        ScalarTy::I32
-    } else {
-        t
+    match t {
+        ScalarTy::Bool | ScalarTy::I8 => ScalarTy::I32,
+        t => t,
     }
 }
 

@@ -76,6 +76,12 @@ impl fmt::Display for Loc {
 pub enum ScalarTy {
     /// `bool` / `_Bool`: 0 or 1.
     Bool,
+    /// `char` / `signed char` / `int8_t`: 8-bit two's complement. A storage type only, like
+    /// `bool`: the type checker promotes every value read to `int` (C's integer promotions)
+    /// and converts every value stored (integers keep their low 8 bits), so back ends see
+    /// `char` only in variables, array elements, loads, stores, returns, `?:`/`,` results
+    /// and casts, never as the operand of an operator.
+    I8,
     /// `int` / `int32_t`: 32-bit two's complement, wrapping.
     I32,
     /// `long` / `int64_t` / `long long`: 64-bit two's complement, wrapping.
@@ -87,9 +93,14 @@ pub enum ScalarTy {
 }
 
 impl ScalarTy {
-    /// True for `int` and `long` (not `bool`).
+    /// True for `int` and `long`, the integer types that operators compute in (not `bool`
+    /// or `char`, whose values are promoted to `int` before any operator sees them).
     pub fn is_int(self) -> bool {
         matches!(self, ScalarTy::I32 | ScalarTy::I64)
+    }
+    /// True for every integer type: `bool`, `char`, `int` and `long`.
+    pub fn is_integral(self) -> bool {
+        !self.is_float()
     }
     /// True for `float` and `double`.
     pub fn is_float(self) -> bool {
@@ -98,7 +109,7 @@ impl ScalarTy {
     /// Size of one element in bytes (bool arrays use one byte per element).
     pub fn size_bytes(self) -> usize {
         match self {
-            ScalarTy::Bool => 1,
+            ScalarTy::Bool | ScalarTy::I8 => 1,
             ScalarTy::I32 | ScalarTy::F32 => 4,
             ScalarTy::I64 | ScalarTy::F64 => 8,
         }
@@ -107,6 +118,7 @@ impl ScalarTy {
     pub fn c_name(self) -> &'static str {
         match self {
             ScalarTy::Bool => "bool",
+            ScalarTy::I8 => "char",
             ScalarTy::I32 => "int",
             ScalarTy::I64 => "long",
             ScalarTy::F32 => "float",
@@ -117,6 +129,7 @@ impl ScalarTy {
     pub fn npy_descr(self) -> &'static str {
         match self {
             ScalarTy::Bool => "|b1",
+            ScalarTy::I8 => "|i1",
             ScalarTy::I32 => "<i4",
             ScalarTy::I64 => "<i8",
             ScalarTy::F32 => "<f4",
@@ -543,7 +556,7 @@ pub enum Arg {
 /// What an expression computes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
-    /// An integer constant of the expression's type (`int`, `long`, or `bool` 0/1).
+    /// An integer constant of the expression's type (`int`, `long`, `char`, or `bool` 0/1).
     Int(i64),
     /// A floating constant of the expression's type.
     Float(f64),
@@ -596,7 +609,8 @@ pub enum ExprKind {
     /// `c ? a : b`; `a` and `b` have the expression's type; `c` is bool.
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Conversion to the expression's type. Int→float rounds to nearest; float→int truncates
-    /// and saturates (NaN → 0); anything→bool is `!= 0`; int narrowing wraps.
+    /// and saturates to the target's range (NaN → 0); anything→bool is `!= 0`; integer
+    /// narrowing (to `int` or `char`) wraps, keeping the low bits.
     Cast(Box<Expr>),
     /// Call of a function of the program.
     Call(FuncId, Vec<Arg>),

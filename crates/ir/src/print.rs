@@ -11,6 +11,8 @@ use std::fmt::Write;
 fn c_ty(t: ScalarTy) -> &'static str {
     match t {
         ScalarTy::Bool => "_Bool",
+        // Tessera's `char` is signed; spelt so whatever the C compiler's `char` is.
+        ScalarTy::I8 => "signed char",
         t => t.c_name(),
     }
 }

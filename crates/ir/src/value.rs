@@ -8,6 +8,8 @@ use std::fmt;
 pub enum Scalar {
     /// `bool`.
     Bool(bool),
+    /// `char`.
+    I8(i8),
     /// `int`.
     I32(i32),
     /// `long`.
@@ -23,6 +25,7 @@ impl Scalar {
     pub fn ty(self) -> ScalarTy {
         match self {
             Scalar::Bool(_) => ScalarTy::Bool,
+            Scalar::I8(_) => ScalarTy::I8,
             Scalar::I32(_) => ScalarTy::I32,
             Scalar::I64(_) => ScalarTy::I64,
             Scalar::F32(_) => ScalarTy::F32,
@@ -35,13 +38,25 @@ impl Scalar {
         match ty {
             ScalarTy::Bool => Scalar::Bool(match self {
                 Scalar::Bool(b) => b,
+                Scalar::I8(v) => v != 0,
                 Scalar::I32(v) => v != 0,
                 Scalar::I64(v) => v != 0,
                 Scalar::F32(v) => v != 0.0,
                 Scalar::F64(v) => v != 0.0,
             }),
+            // Integers keep their low 8 bits; floats truncate and saturate to -128..=127
+            // (NaN → 0), as to `int` and `long`.
+            ScalarTy::I8 => Scalar::I8(match self {
+                Scalar::Bool(b) => b as i8,
+                Scalar::I8(v) => v,
+                Scalar::I32(v) => v as i8,
+                Scalar::I64(v) => v as i8,
+                Scalar::F32(v) => v as i8,
+                Scalar::F64(v) => v as i8,
+            }),
             ScalarTy::I32 => Scalar::I32(match self {
                 Scalar::Bool(b) => b as i32,
+                Scalar::I8(v) => v as i32,
                 Scalar::I32(v) => v,
                 Scalar::I64(v) => v as i32,
                 Scalar::F32(v) => v as i32,
@@ -49,6 +64,7 @@ impl Scalar {
             }),
             ScalarTy::I64 => Scalar::I64(match self {
                 Scalar::Bool(b) => b as i64,
+                Scalar::I8(v) => v as i64,
                 Scalar::I32(v) => v as i64,
                 Scalar::I64(v) => v,
                 Scalar::F32(v) => v as i64,
@@ -56,6 +72,7 @@ impl Scalar {
             }),
             ScalarTy::F32 => Scalar::F32(match self {
                 Scalar::Bool(b) => b as i32 as f32,
+                Scalar::I8(v) => v as f32,
                 Scalar::I32(v) => v as f32,
                 Scalar::I64(v) => v as f32,
                 Scalar::F32(v) => v,
@@ -63,6 +80,7 @@ impl Scalar {
             }),
             ScalarTy::F64 => Scalar::F64(match self {
                 Scalar::Bool(b) => b as i32 as f64,
+                Scalar::I8(v) => v as f64,
                 Scalar::I32(v) => v as f64,
                 Scalar::I64(v) => v as f64,
                 Scalar::F32(v) => v as f64,
@@ -82,6 +100,11 @@ impl Scalar {
                 "0" | "false" => Scalar::Bool(false),
                 _ => return Err(bad()),
             },
+            ScalarTy::I8 => Scalar::I8(
+                parse_c_int(t)
+                    .and_then(|v| i8::try_from(v).ok())
+                    .ok_or_else(bad)?,
+            ),
             ScalarTy::I32 => Scalar::I32(
                 parse_c_int(t)
                     .and_then(|v| i32::try_from(v).ok())
@@ -106,6 +129,7 @@ impl fmt::Display for Scalar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Scalar::Bool(b) => write!(f, "{}", *b as i32),
+            Scalar::I8(v) => write!(f, "{v}"),
             Scalar::I32(v) => write!(f, "{v}"),
             Scalar::I64(v) => write!(f, "{v}"),
             // Shortest representation that round-trips.
@@ -120,6 +144,8 @@ impl fmt::Display for Scalar {
 pub enum ArrayElems {
     /// `bool` elements.
     Bool(Vec<bool>),
+    /// `char` elements.
+    I8(Vec<i8>),
     /// `int` elements.
     I32(Vec<i32>),
     /// `long` elements.
@@ -141,6 +167,7 @@ impl ArrayElems {
         }
         Some(match ty {
             ScalarTy::Bool => ArrayElems::Bool(z(len)?),
+            ScalarTy::I8 => ArrayElems::I8(z(len)?),
             ScalarTy::I32 => ArrayElems::I32(z(len)?),
             ScalarTy::I64 => ArrayElems::I64(z(len)?),
             ScalarTy::F32 => ArrayElems::F32(z(len)?),
@@ -151,6 +178,7 @@ impl ArrayElems {
     pub fn ty(&self) -> ScalarTy {
         match self {
             ArrayElems::Bool(_) => ScalarTy::Bool,
+            ArrayElems::I8(_) => ScalarTy::I8,
             ArrayElems::I32(_) => ScalarTy::I32,
             ArrayElems::I64(_) => ScalarTy::I64,
             ArrayElems::F32(_) => ScalarTy::F32,
@@ -161,6 +189,7 @@ impl ArrayElems {
     pub fn len(&self) -> usize {
         match self {
             ArrayElems::Bool(v) => v.len(),
+            ArrayElems::I8(v) => v.len(),
             ArrayElems::I32(v) => v.len(),
             ArrayElems::I64(v) => v.len(),
             ArrayElems::F32(v) => v.len(),
@@ -175,6 +204,7 @@ impl ArrayElems {
     pub fn get(&self, i: usize) -> Scalar {
         match self {
             ArrayElems::Bool(v) => Scalar::Bool(v[i]),
+            ArrayElems::I8(v) => Scalar::I8(v[i]),
             ArrayElems::I32(v) => Scalar::I32(v[i]),
             ArrayElems::I64(v) => Scalar::I64(v[i]),
             ArrayElems::F32(v) => Scalar::F32(v[i]),
@@ -185,6 +215,7 @@ impl ArrayElems {
     pub fn set(&mut self, i: usize, x: Scalar) {
         match (self, x) {
             (ArrayElems::Bool(v), Scalar::Bool(x)) => v[i] = x,
+            (ArrayElems::I8(v), Scalar::I8(x)) => v[i] = x,
             (ArrayElems::I32(v), Scalar::I32(x)) => v[i] = x,
             (ArrayElems::I64(v), Scalar::I64(x)) => v[i] = x,
             (ArrayElems::F32(v), Scalar::F32(x)) => v[i] = x,
@@ -211,6 +242,7 @@ impl ArrayElems {
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
             ArrayElems::Bool(v) => v.iter().map(|&b| b as u8).collect(),
+            ArrayElems::I8(v) => v.iter().map(|&x| x as u8).collect(),
             ArrayElems::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             ArrayElems::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             ArrayElems::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
@@ -224,6 +256,7 @@ impl ArrayElems {
         }
         Some(match ty {
             ScalarTy::Bool => ArrayElems::Bool(b.iter().map(|&x| x != 0).collect()),
+            ScalarTy::I8 => ArrayElems::I8(b.iter().map(|&x| x as i8).collect()),
             ScalarTy::I32 => ArrayElems::I32(
                 b.chunks_exact(4)
                     .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
@@ -268,7 +301,7 @@ impl ArrayData {
     }
     /// Fills the array with the documented seeded pseudo-random values: SplitMix64 seeded with
     /// `seed ^ fnv1a(name)`; floats uniform in `[0, 1)` (the top 53 or 24 bits), integers
-    /// uniform in `[0, 100]`, bools `0`/`1`.
+    /// uniform in `[0, 100]` (`char` included), bools `0`/`1`.
     pub fn fill_random(&mut self, seed: u64, name: &str) {
         let mut state = seed ^ fnv1a(name.as_bytes());
         let mut next = move || {
@@ -280,6 +313,7 @@ impl ArrayData {
         };
         match &mut self.elems {
             ArrayElems::Bool(v) => v.iter_mut().for_each(|x| *x = next() >> 63 == 1),
+            ArrayElems::I8(v) => v.iter_mut().for_each(|x| *x = (next() % 101) as i8),
             ArrayElems::I32(v) => v.iter_mut().for_each(|x| *x = (next() % 101) as i32),
             ArrayElems::I64(v) => v.iter_mut().for_each(|x| *x = (next() % 101) as i64),
             ArrayElems::F32(v) => v
@@ -473,5 +507,38 @@ mod parse_tests {
         assert_eq!(parse_c_int("--1"), None);
         assert_eq!(Scalar::parse("010", ScalarTy::I32), Ok(Scalar::I32(8)));
         assert!(Scalar::parse("4294967296", ScalarTy::I32).is_err());
+        assert_eq!(Scalar::parse("-128", ScalarTy::I8), Ok(Scalar::I8(-128)));
+        assert_eq!(Scalar::parse("0x7f", ScalarTy::I8), Ok(Scalar::I8(127)));
+        assert!(Scalar::parse("128", ScalarTy::I8).is_err());
+        assert!(Scalar::parse("-129", ScalarTy::I8).is_err());
+    }
+
+    #[test]
+    fn char_conversions() {
+        // Integers keep their low 8 bits (as gcc does).
+        assert_eq!(Scalar::I32(200).convert(ScalarTy::I8), Scalar::I8(-56));
+        assert_eq!(Scalar::I32(-129).convert(ScalarTy::I8), Scalar::I8(127));
+        assert_eq!(
+            Scalar::I64(0x1_0000_0041).convert(ScalarTy::I8),
+            Scalar::I8(65)
+        );
+        assert_eq!(Scalar::Bool(true).convert(ScalarTy::I8), Scalar::I8(1));
+        // Floats truncate and saturate to the type's range, NaN → 0 (as to `int`).
+        assert_eq!(Scalar::F64(100.7).convert(ScalarTy::I8), Scalar::I8(100));
+        assert_eq!(Scalar::F64(-1.9).convert(ScalarTy::I8), Scalar::I8(-1));
+        assert_eq!(Scalar::F64(300.7).convert(ScalarTy::I8), Scalar::I8(127));
+        assert_eq!(Scalar::F32(-1e10).convert(ScalarTy::I8), Scalar::I8(-128));
+        assert_eq!(Scalar::F32(f32::NAN).convert(ScalarTy::I8), Scalar::I8(0));
+        // Promotion: sign extension.
+        assert_eq!(Scalar::I8(-56).convert(ScalarTy::I32), Scalar::I32(-56));
+        assert_eq!(Scalar::I8(-1).convert(ScalarTy::I64), Scalar::I64(-1));
+        assert_eq!(Scalar::I8(-3).convert(ScalarTy::F64), Scalar::F64(-3.0));
+        assert_eq!(Scalar::I8(0).convert(ScalarTy::Bool), Scalar::Bool(false));
+        let a = ArrayElems::I8(vec![-1, 2, -128]);
+        assert_eq!(a.to_le_bytes(), vec![0xff, 2, 0x80]);
+        assert_eq!(
+            ArrayElems::from_le_bytes(ScalarTy::I8, &a.to_le_bytes()),
+            Some(a)
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! ABI of the generated functions (`N` = a TIR function's index):
 //!
 //! * `tessera_fN(ptr ctx, i64 depth, params...) -> ret` is the body. A scalar parameter is
-//!   passed by value (`i1`, `i32`, `i64`, `float`, `double`); an array parameter as its data
+//!   passed by value (`i1`, `i8`, `i32`, `i64`, `float`, `double`); an array parameter as its data
 //!   pointer followed by one `i64` per extent. The extents are the callee's declared ones,
 //!   already checked by the caller. `depth` is the call depth of this frame (entry = 1).
 //! * `tessera_shapesN(ptr ctx, i64 depth, i1 exact, params..., ptr out) -> i32` evaluates the
@@ -150,10 +150,9 @@ struct Gen<'ctx, 'p> {
 }
 
 fn promote(t: ScalarTy) -> ScalarTy {
-    if t == ScalarTy::Bool {
-        ScalarTy::I32
-    } else {
-        t
+    match t {
+        ScalarTy::Bool | ScalarTy::I8 => ScalarTy::I32,
+        t => t,
     }
 }
 
@@ -299,6 +298,7 @@ impl<'ctx> Gen<'ctx, '_> {
     fn llty(&self, t: ScalarTy) -> BasicTypeEnum<'ctx> {
         match t {
             ScalarTy::Bool => self.cx.bool_type().into(),
+            ScalarTy::I8 => self.cx.i8_type().into(),
             ScalarTy::I32 => self.cx.i32_type().into(),
             ScalarTy::I64 => self.cx.i64_type().into(),
             ScalarTy::F32 => self.cx.f32_type().into(),
@@ -320,6 +320,7 @@ impl<'ctx> Gen<'ctx, '_> {
     fn constant(&self, s: Scalar) -> BasicValueEnum<'ctx> {
         match s {
             Scalar::Bool(b) => self.cx.bool_type().const_int(b as u64, false).into(),
+            Scalar::I8(v) => self.cx.i8_type().const_int(v as i64 as u64, true).into(),
             Scalar::I32(v) => self.cx.i32_type().const_int(v as i64 as u64, true).into(),
             Scalar::I64(v) => self.cx.i64_type().const_int(v as u64, true).into(),
             Scalar::F32(v) => self.cx.f32_type().const_float(v as f64).into(),
@@ -875,7 +876,7 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         let b = &self.b;
         Ok(match (from, to) {
-            (I32 | I64, Bool) => {
+            (I8 | I32 | I64, Bool) => {
                 let x = v.into_int_value();
                 b.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "tb")?
                     .into()
@@ -885,16 +886,20 @@ impl<'ctx> Gen<'ctx, '_> {
                 b.build_float_compare(FloatPredicate::UNE, x, x.get_type().const_zero(), "tb")?
                     .into()
             }
-            (Bool, I32 | I64) => b
+            (Bool, I8 | I32 | I64) => b
                 .build_int_z_extend(v.into_int_value(), self.llty(to).into_int_type(), "z")?
                 .into(),
-            (I32, I64) => b
-                .build_int_s_extend(v.into_int_value(), self.cx.i64_type(), "s")?
-                .into(),
-            (I64, I32) => b
-                .build_int_truncate(v.into_int_value(), self.cx.i32_type(), "t")?
-                .into(),
-            (F32 | F64, I32 | I64) => {
+            // Widening sign-extends (`char` promotion included); narrowing keeps the low
+            // bits (`long` → `int`, anything → `char`).
+            (I8 | I32 | I64, I8 | I32 | I64) => {
+                let t = self.llty(to).into_int_type();
+                if from.size_bytes() < to.size_bytes() {
+                    b.build_int_s_extend(v.into_int_value(), t, "s")?.into()
+                } else {
+                    b.build_int_truncate(v.into_int_value(), t, "t")?.into()
+                }
+            }
+            (F32 | F64, I8 | I32 | I64) => {
                 let f = self.intrinsic("llvm.fptosi.sat", &[self.llty(to), self.llty(from)])?;
                 b.build_call(f, &[v.into()], "fi")?
                     .try_as_basic_value()
@@ -908,7 +913,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     "f",
                 )?
                 .into(),
-            (I32 | I64, F32 | F64) => b
+            (I8 | I32 | I64, F32 | F64) => b
                 .build_signed_int_to_float(
                     v.into_int_value(),
                     self.llty(to).into_float_type(),

@@ -318,8 +318,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Rust types that can be passed as scalar arguments: `bool`, `i32`, `i64`, `f32`, `f64`,
-/// `usize`, `u32` and [`Scalar`].
+/// Rust types that can be passed as scalar arguments: `bool`, `i8`, `i32`, `i64`, `f32`,
+/// `f64`, `usize`, `u32` and [`Scalar`].
 pub trait IntoScalar: sealed::Sealed {
     /// The value, or the `u64` that does not fit in `i64`.
     #[doc(hidden)]
@@ -336,7 +336,7 @@ macro_rules! into_scalar {
         }
     )*};
 }
-into_scalar!(bool => Bool, i32 => I32, i64 => I64, f32 => F32, f64 => F64);
+into_scalar!(bool => Bool, i8 => I8, i32 => I32, i64 => I64, f32 => F32, f64 => F64);
 
 impl sealed::Sealed for Scalar {}
 impl IntoScalar for Scalar {
@@ -359,14 +359,17 @@ impl IntoScalar for usize {
     }
 }
 
-/// Element types of array arguments: `bool`, `i32`, `i64`, `f32`, `f64` (the language's
-/// `bool`, `int`, `long`, `float`, `double`).
+/// Element types of array arguments: `bool`, `i8`, `i32`, `i64`, `f32`, `f64` (the language's
+/// `bool`, `char`, `int`, `long`, `float`, `double`).
 pub trait Element: sealed::Sealed + Copy + 'static {
     /// The language type.
     const TY: ScalarTy;
 }
 impl Element for bool {
     const TY: ScalarTy = ScalarTy::Bool;
+}
+impl Element for i8 {
+    const TY: ScalarTy = ScalarTy::I8;
 }
 impl Element for i32 {
     const TY: ScalarTy = ScalarTy::I32;
@@ -434,7 +437,8 @@ impl<'a> Args<'a> {
 
     /// A scalar argument. Conversions to the parameter's type are checked at the call:
     /// integers convert to integer parameters if the value fits (`long` → `int` only in
-    /// range) and to floating-point parameters if exactly representable; `float` → `double`
+    /// range, and `char` parameters take integers in -128..=127) and to floating-point
+    /// parameters if exactly representable; `float` → `double`
     /// always, `double` → `float` rounds to nearest (as C does); `bool` only to `bool`.
     /// Anything else (a float for an integer parameter, an integer for a `bool`) is a
     /// [`CallError::ScalarType`].
@@ -917,6 +921,9 @@ unsafe fn copy_in(elem: ScalarTy, ptr: *mut u8, shape: &[usize]) -> ArrayData {
             ScalarTy::Bool => {
                 ArrayElems::Bool(std::slice::from_raw_parts(ptr as *const bool, n).to_vec())
             }
+            ScalarTy::I8 => {
+                ArrayElems::I8(std::slice::from_raw_parts(ptr as *const i8, n).to_vec())
+            }
             ScalarTy::I32 => {
                 ArrayElems::I32(std::slice::from_raw_parts(ptr as *const i32, n).to_vec())
             }
@@ -948,6 +955,7 @@ unsafe fn copy_out(elems: &ArrayElems, ptr: *mut u8) {
             ArrayElems::Bool(v) => {
                 std::ptr::copy_nonoverlapping(v.as_ptr(), ptr as *mut bool, v.len())
             }
+            ArrayElems::I8(v) => std::ptr::copy_nonoverlapping(v.as_ptr(), ptr as *mut i8, v.len()),
             ArrayElems::I32(v) => {
                 std::ptr::copy_nonoverlapping(v.as_ptr(), ptr as *mut i32, v.len())
             }
@@ -972,6 +980,13 @@ fn checked_convert(s: Scalar, t: ScalarTy) -> Option<Scalar> {
     let exact_f32 = |v: i64| (v as f32) as i128 == v as i128;
     Some(match (t, s) {
         (T::Bool, S::Bool(b)) => S::Bool(b),
+        (T::I8, S::I8(v)) => S::I8(v),
+        (T::I8, S::I32(v)) => S::I8(i8::try_from(v).ok()?),
+        (T::I8, S::I64(v)) => S::I8(i8::try_from(v).ok()?),
+        (T::I32, S::I8(v)) => S::I32(v as i32),
+        (T::I64, S::I8(v)) => S::I64(v as i64),
+        (T::F32, S::I8(v)) => S::F32(v as f32),
+        (T::F64, S::I8(v)) => S::F64(v as f64),
         (T::I32, S::I32(v)) => S::I32(v),
         (T::I32, S::I64(v)) => S::I32(i32::try_from(v).ok()?),
         (T::I64, S::I32(v)) => S::I64(v as i64),

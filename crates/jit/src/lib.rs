@@ -734,6 +734,7 @@ pub(crate) fn cached_program(
 fn elems_ptr(e: &mut ArrayElems) -> *mut u8 {
     match e {
         ArrayElems::Bool(v) => v.as_mut_ptr() as *mut u8,
+        ArrayElems::I8(v) => v.as_mut_ptr() as *mut u8,
         ArrayElems::I32(v) => v.as_mut_ptr() as *mut u8,
         ArrayElems::I64(v) => v.as_mut_ptr() as *mut u8,
         ArrayElems::F32(v) => v.as_mut_ptr() as *mut u8,
@@ -744,6 +745,7 @@ fn elems_ptr(e: &mut ArrayElems) -> *mut u8 {
 fn scalar_bits(s: Scalar) -> u64 {
     match s {
         Scalar::Bool(b) => b as u64,
+        Scalar::I8(v) => v as u8 as u64,
         Scalar::I32(v) => v as u32 as u64,
         Scalar::I64(v) => v as u64,
         Scalar::F32(v) => v.to_bits() as u64,
@@ -754,6 +756,7 @@ fn scalar_bits(s: Scalar) -> u64 {
 fn bits_scalar(b: u64, t: ScalarTy) -> Scalar {
     match t {
         ScalarTy::Bool => Scalar::Bool(b & 0xff != 0),
+        ScalarTy::I8 => Scalar::I8(b as u8 as i8),
         ScalarTy::I32 => Scalar::I32(b as u32 as i32),
         ScalarTy::I64 => Scalar::I64(b as i64),
         ScalarTy::F32 => Scalar::F32(f32::from_bits(b as u32)),

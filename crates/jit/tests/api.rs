@@ -186,6 +186,100 @@ fn all_element_types_and_return_value() {
     }
 }
 
+const CHARS: &str = "typedef char base;
+char fold(int n, char c, base s[n], int out[n]) {
+    for (int i = 0; i < n; i++) {
+        out[i] = s[i] + c;
+        s[i] = s[i] * 3 + c;
+    }
+    return s[0] + 100;
+}";
+
+#[test]
+fn char_arrays_and_scalars() {
+    let k = Kernel::compile(CHARS, "fold", &Options::default()).unwrap();
+    assert_eq!(
+        k.signature(),
+        "signed char fold(int n, signed char c, signed char s[n], int out[n])"
+    );
+    let n = 6usize;
+    let mut s: Vec<i8> = vec![-128, -1, 0, 1, 100, 127];
+    let mut out = vec![0i32; n];
+    let mut ref_args = vec![
+        ArgValue::Scalar(Scalar::I32(n as i32)),
+        ArgValue::Scalar(Scalar::I8(-100)),
+        ArgValue::Array(ArrayData {
+            shape: vec![n],
+            elems: ArrayElems::I8(s.clone()),
+        }),
+        ArgValue::Array(ArrayData {
+            shape: vec![n],
+            elems: ArrayElems::I32(out.clone()),
+        }),
+    ];
+    let want = interp(CHARS, "fold", &mut ref_args);
+    let got = k
+        .call(
+            &mut Args::new()
+                .scalar("n", n)
+                .scalar("c", -100i8)
+                .array("s", &mut s, &[n])
+                .array("out", &mut out, &[n]),
+        )
+        .unwrap();
+    // Promoted arithmetic, wrapping stores: -128 * 3 - 100 = -484 stores as 28; the return
+    // value 28 + 100 = 128 wraps to -128.
+    assert_eq!(want, Some(Scalar::I8(-128)));
+    assert_eq!(got, want);
+    assert_eq!(out, vec![-228, -101, -100, -99, 0, 27]);
+    assert_eq!(s, vec![28, -103, -100, -97, -56, 25]);
+    assert_eq!(
+        ref_args[2],
+        ArgValue::Array(ArrayData {
+            shape: vec![n],
+            elems: ArrayElems::I8(s.clone()),
+        })
+    );
+    // A `char` parameter takes integers in -128..=127 only.
+    let mut s2 = vec![0i8; 1];
+    let mut out2 = vec![0i32; 1];
+    let e = k
+        .call(
+            &mut Args::new()
+                .scalar("n", 1)
+                .scalar("c", 128)
+                .array("s", &mut s2, &[1])
+                .array("out", &mut out2, &[1]),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, CallError::ScalarType { ref arg, expected: ScalarTy::I8, .. } if arg == "c"),
+        "{e:?}"
+    );
+    // An `int` array is not a `char` array.
+    let mut wide = vec![0i32; 1];
+    let e = k
+        .call(
+            &mut Args::new()
+                .scalar("n", 1)
+                .scalar("c", 1)
+                .array("s", &mut wide, &[1])
+                .array("out", &mut out2, &[1]),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            CallError::ElemType {
+                expected: ScalarTy::I8,
+                given: ScalarTy::I32,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn ndarray_views_zero_copy() {
     let src = "void axpy3(int a, int b, int c, double s, double X[a][b][c], double Y[a][b][c]) {

@@ -1,5 +1,5 @@
 //! Random well-typed programs: nested loops with small bounds, nested ifs, int/long/double
-//! arithmetic, array reads and writes whose indices are sometimes out of bounds, divisions
+//! arithmetic, `char` variables and arrays (promoted on every read, wrapping on every store), array reads and writes whose indices are sometimes out of bounds, divisions
 //! that are sometimes by zero, shifts that are sometimes invalid, local arrays, sub-array
 //! calls whose declared extents sometimes mismatch. Each is compiled by the front end and
 //! run by the interpreter and the JIT on random inputs; results and errors must agree.
@@ -15,6 +15,8 @@ enum T {
     Int,
     Long,
     Double,
+    /// `char`: a storage type; its expressions are `int` ones, converted where stored.
+    Char,
 }
 
 struct Gen {
@@ -44,6 +46,7 @@ impl Gen {
             T::Int => "int",
             T::Long => "long",
             T::Double => "double",
+            T::Char => "char",
         }
     }
 
@@ -78,7 +81,20 @@ impl Gen {
                 &["0.5", "1.0", "2.25", "-3.5", "0.0", "1e10", "1e-3", "7.0"],
             )
             .to_string(),
+            T::Char => pick(
+                &mut self.r,
+                &[
+                    "0", "1", "(-1)", "5", "100", "127", "(-128)", "200", "(-129)", "300",
+                ],
+            )
+            .to_string(),
         }
+    }
+
+    /// Whether a variable or array of type `have` can be read where `want` is: a `char` is
+    /// promoted, so it is read as an `int`.
+    fn reads_as(have: T, want: T) -> bool {
+        have == want || (want == T::Int && have == T::Char)
     }
 
     fn index(&mut self, extent: &str, d: usize) -> String {
@@ -100,7 +116,12 @@ impl Gen {
     }
 
     fn load(&mut self, t: T, d: usize) -> Option<String> {
-        let cands: Vec<_> = self.arrays.iter().filter(|a| a.1 == t).cloned().collect();
+        let cands: Vec<_> = self
+            .arrays
+            .iter()
+            .filter(|a| Self::reads_as(a.1, t))
+            .cloned()
+            .collect();
         if cands.is_empty() {
             return None;
         }
@@ -126,7 +147,7 @@ impl Gen {
         let mut names: Vec<String> = self
             .vars
             .iter()
-            .filter(|v| v.1 == t)
+            .filter(|v| Self::reads_as(v.1, t))
             .map(|v| v.0.clone())
             .collect();
         if t == T::Int {
@@ -145,6 +166,35 @@ impl Gen {
         }
         let k = self.r.below(20);
         match t {
+            // Stored into a `char`: any `int` expression (converted), an explicit cast, an
+            // increment of a `char` variable, or a `char` leaf.
+            T::Char => match k {
+                0..=10 => self.expr(T::Int, d),
+                11 => {
+                    let a = *pick(&mut self.r, &[T::Int, T::Long, T::Double]);
+                    format!("((char){})", self.expr(a, d + 1))
+                }
+                12 => {
+                    let vs: Vec<String> = self
+                        .vars
+                        .iter()
+                        .filter(|v| v.1 == T::Char)
+                        .map(|v| v.0.clone())
+                        .collect();
+                    if vs.is_empty() {
+                        self.leaf(t, d)
+                    } else {
+                        let v = pick(&mut self.r, &vs).clone();
+                        let op = *pick(&mut self.r, &["++", "--"]);
+                        if self.r.chance(1, 2) {
+                            format!("({v}{op})")
+                        } else {
+                            format!("({op}{v})")
+                        }
+                    }
+                }
+                _ => self.leaf(t, d),
+            },
             T::Int | T::Long => match k {
                 0..=5 => {
                     let op = *pick(&mut self.r, &["+", "-", "*", "&", "|", "^"]);
@@ -309,7 +359,7 @@ impl Gen {
             }
             2 | 3 => {
                 // Store to an array element.
-                let t = *pick(&mut self.r, &[T::Int, T::Long, T::Double]);
+                let t = *pick(&mut self.r, &[T::Int, T::Long, T::Double, T::Char]);
                 if let Some(l) = self.load(t, 0) {
                     let op = *pick(&mut self.r, &["=", "+=", "-="]);
                     let e = self.expr(t, 0);
@@ -377,7 +427,7 @@ impl Gen {
             11 => {
                 // A local array in its own block.
                 let a = self.name("T");
-                let t = *pick(&mut self.r, &[T::Int, T::Long, T::Double]);
+                let t = *pick(&mut self.r, &[T::Int, T::Long, T::Double, T::Char]);
                 let e1 = if self.in_helper {
                     pick(&mut self.r, &["k", "2", "(k - 2)", "(q % 3)"]).to_string()
                 } else {
@@ -418,7 +468,7 @@ impl Gen {
     }
 
     fn decl(&mut self) {
-        let t = *pick(&mut self.r, &[T::Int, T::Long, T::Double]);
+        let t = *pick(&mut self.r, &[T::Int, T::Long, T::Double, T::Char]);
         let v = self.name("v");
         let e = self.expr(t, 1);
         self.line(&format!("{} {v} = {e};", Self::cty(t)));
@@ -465,21 +515,23 @@ fn generate(seed: u64) -> String {
         ("s0".into(), T::Int),
         ("s1".into(), T::Long),
         ("s2".into(), T::Double),
+        ("s3".into(), T::Char),
     ];
     g.counters = vec!["n".into(), "m".into()];
     g.arrays = vec![
         ("A".into(), T::Double, vec!["n".into(), "m".into()]),
         ("B".into(), T::Long, vec!["n".into()]),
         ("C".into(), T::Int, vec!["m".into()]),
+        ("D".into(), T::Char, vec!["n".into()]),
     ];
-    let rt = *pick(&mut g.r, &[T::Int, T::Long, T::Double]);
+    let rt = *pick(&mut g.r, &[T::Int, T::Long, T::Double, T::Char]);
     for _ in 0..g.r.range(2, 6) {
         g.stmt(0);
     }
     let ret = g.expr(rt, 0);
     g.line(&format!("return {ret};"));
     format!(
-        "{src}{} kernel(int n, int m, double A[n][m], long B[n], int C[m], int s0, long s1, double s2) {{\n{}}}\n",
+        "{src}{} kernel(int n, int m, double A[n][m], long B[n], int C[m], int s0, long s1, double s2, char D[n], char s3) {{\n{}}}\n",
         Gen::cty(rt),
         g.out
     )

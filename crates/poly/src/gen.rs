@@ -703,7 +703,7 @@ impl Gen<'_> {
             if let Some(sc) = self.scratch.get(var) {
                 let t = self.f.var(*var).scalar_ty();
                 let value = init.take().unwrap_or_else(|| Expr {
-                    kind: if t.is_int() || t == ScalarTy::Bool {
+                    kind: if t.is_integral() {
                         ExprKind::Int(0)
                     } else {
                         ExprKind::Float(0.0)

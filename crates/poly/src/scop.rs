@@ -235,12 +235,16 @@ pub struct RangeObligation {
 /// inside 64 bits. Outside it the original code runs.
 pub const LONG_VALUE_BOUND: i128 = 1 << 40;
 
-/// The range of an integer type.
+/// The range of an integer type. (Values of `char` and `bool` type never take part in the
+/// affine expressions of a SCoP: `aff` and `strip_int_casts` stop at them, as they stop at
+/// anything but `int` and `long` nodes. Their ranges are here so that recording one would
+/// still be exact.)
 pub fn type_range(t: ScalarTy) -> (i128, i128) {
     match t {
         ScalarTy::I64 => (i64::MIN as i128, i64::MAX as i128),
+        ScalarTy::I8 => (i8::MIN as i128, i8::MAX as i128),
         ScalarTy::Bool => (0, 1),
-        _ => (i32::MIN as i128, i32::MAX as i128),
+        ScalarTy::I32 | ScalarTy::F32 | ScalarTy::F64 => (i32::MIN as i128, i32::MAX as i128),
     }
 }
 
@@ -1047,7 +1051,7 @@ impl<'f> Builder<'f> {
     fn for_loop(&mut self, i: VarId, lb: &Expr, cond: &Expr, body: &[Stmt], step: &Expr) -> R<()> {
         let ty = self.f.var(i).scalar_ty();
         if !ty.is_int() {
-            return err(lb.span, "a loop counter that is not an integer");
+            return err(lb.span, "a loop counter that is not an `int` or a `long`");
         }
         let st = match &strip_int_casts(step).kind {
             ExprKind::IncDec {

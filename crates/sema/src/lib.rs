@@ -1,7 +1,7 @@
 //! Name resolution and type checking: [`tessera_syntax::ast::Unit`] → [`tessera_ir::Program`].
 //!
 //! Every implicit C conversion becomes an explicit cast here, so the back ends never reason
-//! about C's conversion rules: integer promotion (`bool` → `int`), the usual arithmetic
+//! about C's conversion rules: integer promotion (`bool`, `char` → `int`), the usual arithmetic
 //! conversions (`int` < `long` < `float` < `double`), conversions on assignment, argument
 //! passing and return, and conditions converted to `bool` (`x != 0`).
 
@@ -140,6 +140,7 @@ fn scalar_of(t: TypeName) -> Option<ScalarTy> {
     match t {
         TypeName::Void => None,
         TypeName::Bool => Some(ScalarTy::Bool),
+        TypeName::Char => Some(ScalarTy::I8),
         TypeName::Int => Some(ScalarTy::I32),
         TypeName::Long => Some(ScalarTy::I64),
         TypeName::Float => Some(ScalarTy::F32),
@@ -147,12 +148,11 @@ fn scalar_of(t: TypeName) -> Option<ScalarTy> {
     }
 }
 
-/// Integer promotion: `bool` → `int`.
+/// Integer promotion: `bool` and `char` → `int`.
 pub fn promote(t: ScalarTy) -> ScalarTy {
-    if t == ScalarTy::Bool {
-        ScalarTy::I32
-    } else {
-        t
+    match t {
+        ScalarTy::Bool | ScalarTy::I8 => ScalarTy::I32,
+        t => t,
     }
 }
 
@@ -177,9 +177,10 @@ fn cast(e: ir::Expr, to: ScalarTy) -> ir::Expr {
     let span = e.span;
     // Fold casts of integer constants, so literals keep their obvious meaning in the IR.
     if let ExprKind::Int(v) = e.kind {
-        if to.is_int() || to == ScalarTy::Bool {
+        if to.is_integral() {
             let v = match to {
                 ScalarTy::Bool => (v != 0) as i64,
+                ScalarTy::I8 => v as i8 as i64,
                 ScalarTy::I32 => v as i32 as i64,
                 _ => v,
             };
@@ -403,7 +404,7 @@ impl Checker {
     fn extent(&mut self, fx: &mut FnCx, e: &ast::Expr, array: &str) -> R<ir::Expr> {
         let x = self.expr(fx, e)?;
         let t = self.value_ty(&x)?;
-        if !t.is_int() && t != ScalarTy::Bool {
+        if !t.is_integral() {
             self.error(
                 e.span,
                 format!("extent of array `{array}` must be an integer, found `{t}`"),

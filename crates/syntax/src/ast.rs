@@ -9,6 +9,8 @@ pub enum TypeName {
     Void,
     /// `bool` / `_Bool`
     Bool,
+    /// `char` / `signed char` / `int8_t`
+    Char,
     /// `int` / `int32_t`
     Int,
     /// `long` / `long long` / `int64_t`

@@ -399,6 +399,88 @@ impl Lexer {
         }
     }
 
+    /// A character constant (`'A'`, `'\n'`, `'\0'`, `'\x41'`, `'\101'`): an `int`, as in C.
+    /// Only one character, of value 0..=127 (above, C's value would depend on the
+    /// signedness of `char`: written as a number, it is plain).
+    fn char_const(&mut self) -> Tok {
+        let (lo, line, col) = (self.pos, self.line, self.col);
+        self.bump(); // the opening quote
+        let mut values = Vec::new();
+        let mut bad_escape = None;
+        while self.pos < self.src.len() && !matches!(self.peek(0), b'\'' | b'\n') {
+            let c = self.bump();
+            if c != b'\\' {
+                values.push(c as u32);
+                continue;
+            }
+            if matches!(self.peek(0), b'\n' | 0) {
+                break;
+            }
+            let e = self.bump();
+            let v = match e {
+                b'n' => 10,
+                b't' => 9,
+                b'r' => 13,
+                b'0'..=b'7' => {
+                    let mut v = (e - b'0') as u32;
+                    for _ in 0..2 {
+                        if matches!(self.peek(0), b'0'..=b'7') {
+                            v = v * 8 + (self.bump() - b'0') as u32;
+                        }
+                    }
+                    v
+                }
+                b'x' => {
+                    let mut v: u32 = 0;
+                    let mut digits = 0;
+                    while self.peek(0).is_ascii_hexdigit() {
+                        let d = (self.bump() as char).to_digit(16).unwrap();
+                        v = v.saturating_mul(16).saturating_add(d);
+                        digits += 1;
+                    }
+                    if digits == 0 {
+                        bad_escape.get_or_insert_with(|| "\\x".to_string());
+                    }
+                    v
+                }
+                b'a' => 7,
+                b'b' => 8,
+                b'f' => 12,
+                b'v' => 11,
+                b'\\' | b'\'' | b'"' | b'?' => e as u32,
+                _ => {
+                    bad_escape.get_or_insert_with(|| format!("\\{}", e as char));
+                    0
+                }
+            };
+            values.push(v);
+        }
+        let closed = self.peek(0) == b'\'';
+        if closed {
+            self.bump();
+        }
+        let span = self.span_from(lo, line, col);
+        let text = String::from_utf8_lossy(&self.src[lo..self.pos]).into_owned();
+        if !closed {
+            self.err(span, "unterminated character constant: expected `'`");
+        } else if let Some(e) = bad_escape {
+            self.err(span, format!("unknown escape sequence `{e}` in {text}"));
+        } else if values.iter().any(|&v| v > 127) {
+            self.err(
+                span,
+                format!("character constant {text} is not in 0..=127 (ASCII); write the number"),
+            );
+        } else if values.len() != 1 {
+            self.err(
+                span,
+                format!("character constant {text} must hold exactly one character"),
+            );
+        } else {
+            return Tok::Int(values[0] as u64, false);
+        }
+        Tok::Int(0, false)
+    }
+
     fn punct(&mut self) -> Option<P> {
         use P::*;
         let c0 = self.peek(0);
@@ -473,6 +555,8 @@ impl Lexer {
                 Tok::Ident(self.ident())
             } else if c.is_ascii_digit() || (c == b'.' && self.peek(1).is_ascii_digit()) {
                 self.number()
+            } else if c == b'\'' {
+                self.char_const()
             } else if c == b'"' {
                 self.bump();
                 let s0 = self.pos;

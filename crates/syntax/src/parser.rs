@@ -56,6 +56,7 @@ fn is_type_start(name: &str) -> bool {
             | "double"
             | "_Bool"
             | "bool"
+            | "int8_t"
             | "int32_t"
             | "int64_t"
             | "signed"
@@ -75,6 +76,7 @@ fn is_type_start(name: &str) -> bool {
             | "union"
             | "enum"
             | "size_t"
+            | "uint8_t"
             | "uint32_t"
             | "uint64_t"
     )
@@ -85,7 +87,14 @@ pub fn is_keyword(name: &str) -> bool {
     is_type_start(name)
         && !matches!(
             name,
-            "bool" | "int32_t" | "int64_t" | "size_t" | "uint32_t" | "uint64_t"
+            "bool"
+                | "int8_t"
+                | "int32_t"
+                | "int64_t"
+                | "size_t"
+                | "uint8_t"
+                | "uint32_t"
+                | "uint64_t"
         )
         || matches!(
             name,
@@ -343,12 +352,17 @@ impl<'t> Parser<'t> {
         let mut longs = 0;
         let mut base: Option<TypeName> = None;
         let mut seen_int = false;
+        let mut seen_signed = false;
         while let Tok::Ident(n) = self.peek().clone() {
             let sp = self.span();
             match n.as_str() {
                 "const" | "volatile" | "restrict" | "__restrict" | "__restrict__" | "static"
-                | "inline" | "extern" | "register" | "signed" => {
+                | "inline" | "extern" | "register" => {
                     self.bump();
+                }
+                "signed" => {
+                    self.bump();
+                    seen_signed = true;
                 }
                 "long" => {
                     self.bump();
@@ -358,7 +372,7 @@ impl<'t> Parser<'t> {
                     self.bump();
                     seen_int = true;
                 }
-                "void" | "float" | "double" | "_Bool" => {
+                "void" | "char" | "float" | "double" | "_Bool" => {
                     self.bump();
                     if base.is_some() {
                         self.error(sp, "two types in one declaration");
@@ -366,20 +380,21 @@ impl<'t> Parser<'t> {
                     }
                     base = Some(match n.as_str() {
                         "void" => TypeName::Void,
+                        "char" => TypeName::Char,
                         "float" => TypeName::Float,
                         "double" => TypeName::Double,
                         _ => TypeName::Bool,
                     });
                 }
                 _ if self.typedefs.contains_key(&n) => {
-                    if base.is_some() || longs > 0 || seen_int {
+                    if base.is_some() || longs > 0 || seen_int || seen_signed {
                         // The declarator's name: `ident` says what is wrong.
                         break;
                     }
                     self.bump();
                     base = Some(self.typedefs[&n].0);
                 }
-                "bool" | "int32_t" | "int64_t" => {
+                "bool" | "int8_t" | "int32_t" | "int64_t" => {
                     let needs = if n == "bool" { "stdbool.h" } else { "stdint.h" };
                     let ok = if n == "bool" {
                         self.has_stdbool
@@ -399,16 +414,22 @@ impl<'t> Parser<'t> {
                     }
                     base = Some(match n.as_str() {
                         "bool" => TypeName::Bool,
+                        "int8_t" => TypeName::Char,
                         "int32_t" => TypeName::Int,
                         _ => TypeName::Long,
                     });
                 }
-                "unsigned" | "short" | "char" | "struct" | "union" | "enum" | "size_t"
+                "unsigned" | "short" | "struct" | "union" | "enum" | "size_t" | "uint8_t"
                 | "uint32_t" | "uint64_t" => {
+                    let why = if n.starts_with('u') {
+                        " (there are no unsigned types; `char` is signed)"
+                    } else {
+                        ""
+                    };
                     self.error(
                         sp,
                         format!(
-                            "type `{n}` is not supported: expected one of int, long, float, double, bool, int32_t, int64_t"
+                            "type `{n}` is not supported{why}: expected one of int, long, char, float, double, bool, int8_t, int32_t, int64_t"
                         ),
                     );
                     self.bump();
@@ -423,15 +444,18 @@ impl<'t> Parser<'t> {
                 self.error(span, "`long double` is not supported; use `double`");
                 return Err(Reported);
             }
-            (Some(b), 0, false) => b,
+            // `signed` goes with the integer types only (`signed char`, `signed long`).
+            (Some(TypeName::Char), 0, false) => TypeName::Char,
+            (Some(b), 0, false) if !seen_signed => b,
             (Some(_), _, _) => {
                 self.error(span, "invalid combination of type specifiers");
                 return Err(Reported);
             }
             (None, 0, true) => TypeName::Int,
+            (None, 0, false) if seen_signed => TypeName::Int,
             (None, 1 | 2, _) => TypeName::Long,
             (None, 0, false) => {
-                self.expected("a type (int, long, float, double, bool or void)")?;
+                self.expected("a type (int, long, char, float, double, bool or void)")?;
                 unreachable!()
             }
             (None, _, _) => {
@@ -1106,6 +1130,7 @@ fn type_text(t: TypeName) -> &'static str {
     match t {
         TypeName::Void => "void",
         TypeName::Bool => "bool",
+        TypeName::Char => "char",
         TypeName::Int => "int",
         TypeName::Long => "long",
         TypeName::Float => "float",
@@ -1153,5 +1178,57 @@ mod tests {
         assert_eq!(errs("void f(void) { typedef int T; }").len(), 1);
         assert_eq!(errs("typedef int;").len(), 1);
         assert_eq!(errs("typedef").len(), 1);
+    }
+
+    #[test]
+    fn char_and_signed_type_names() {
+        let src = "#include <stdint.h>\ntypedef char base;\n\
+                   signed char f(char a, signed char b, char signed c, int8_t d, base e[2], \
+                   signed g, signed int h, signed long i, long signed int j) { return a; }";
+        let u = crate::parse(src, &HashMap::new()).unwrap();
+        let f = &u.functions[0];
+        assert_eq!(f.ret, TypeName::Char);
+        let tys: Vec<TypeName> = f.params.iter().map(|p| p.ty).collect();
+        use TypeName::*;
+        assert_eq!(tys, [Char, Char, Char, Char, Char, Int, Int, Long, Long]);
+        // `int8_t` needs <stdint.h>; no unsigned types; `signed` with integer types only.
+        assert_eq!(errs("void f(int8_t x) {}").len(), 1);
+        for bad in [
+            "void f(unsigned char x) {}",
+            "void f(char int x) {}",
+            "void f(long char x) {}",
+            "void f(char char x) {}",
+            "void f(signed double x) {}",
+            "void f(signed _Bool x) {}",
+        ] {
+            assert_eq!(errs(bad).len(), 1, "{bad}");
+        }
+    }
+
+    #[test]
+    fn character_constants_are_ints() {
+        let src =
+            "int f(void) { return 'A' + '\\n' + '\\0' + '\\x41' + '\\101' + '\\'' + '\\\\'; }";
+        assert_eq!(errs(src), Vec::<String>::new());
+        let u = crate::parse(src, &HashMap::new()).unwrap();
+        let crate::ast::Stmt::Return(Some(e), _) = &u.functions[0].body.as_ref().unwrap()[0] else {
+            panic!("not a return");
+        };
+        fn sum(e: &crate::ast::Expr) -> u64 {
+            match &e.kind {
+                crate::ast::ExprKind::Int(v, false) => *v,
+                crate::ast::ExprKind::Binary(_, a, b) => sum(a) + sum(b),
+                k => panic!("{k:?}"),
+            }
+        }
+        // 'A', '\n', '\0', '\x41', '\101', '\'', '\\'.
+        assert_eq!(sum(e), 65 + 10 + 65 + 65 + 39 + 92);
+        assert_eq!(
+            errs("int f(void) { return 'ab'; }"),
+            ["1:22: character constant 'ab' must hold exactly one character"]
+        );
+        assert_eq!(errs("int f(void) { return '\\xff'; }").len(), 1);
+        assert_eq!(errs("int f(void) { return '\\q'; }").len(), 1);
+        assert_eq!(errs("int f(void) { return 'x; }").len(), 3);
     }
 }

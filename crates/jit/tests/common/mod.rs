@@ -49,6 +49,7 @@ pub fn opts(limits: Limits) -> Options {
 pub fn special(t: ScalarTy, r: &mut Rng) -> Scalar {
     match t {
         ScalarTy::Bool => Scalar::Bool(r.chance(1, 2)),
+        ScalarTy::I8 => Scalar::I8(*pick(r, &[0, 1, -1, 2, 7, -7, 100, i8::MIN, i8::MAX, -2])),
         ScalarTy::I32 => Scalar::I32(*pick(
             r,
             &[
@@ -191,6 +192,7 @@ fn scalar_bits(s: Option<Scalar>) -> Option<(ScalarTy, u64)> {
             s.ty(),
             match s {
                 Scalar::Bool(b) => b as u64,
+                Scalar::I8(v) => v as u8 as u64,
                 Scalar::I32(v) => v as u32 as u64,
                 Scalar::I64(v) => v as u64,
                 Scalar::F32(v) if v.is_nan() => u64::MAX,
