@@ -60,7 +60,9 @@
 
 #![warn(missing_docs)]
 
+pub mod calibrate;
 mod fragments;
+pub mod jit;
 mod model;
 pub mod nnls;
 
@@ -99,6 +101,15 @@ pub enum CostError {
         /// Number of weights.
         weights: usize,
     },
+    /// The counting build did not compile.
+    #[error("counting build: {0}")]
+    Jit(String),
+    /// A measured time is zero, negative or not finite.
+    #[error("a measured time must be positive and finite, got {0}")]
+    BadTime(f64),
+    /// A machine profile could not be read or written, or is of another version.
+    #[error("machine profile: {0}")]
+    Profile(String),
     /// Too few samples for leave-one-out.
     #[error("leave-one-out needs at least 2 samples, got {0}")]
     TooFewSamples(usize),

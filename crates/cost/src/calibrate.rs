@@ -1,0 +1,330 @@
+//! Calibration per machine: samples (a program at a size, its per-class instruction totals
+//! from a counting run, its measured time), the three models fitted to them, their quality
+//! (R², leave-one-out relative errors), and the machine profile written to disk.
+//!
+//! Times span orders of magnitude (a micro-kernel of 1 ms next to a 3-D nest of 300 ms), so
+//! every fit minimises **relative** residuals: each sample's row and time are divided by its
+//! time before the non-negative least squares, so that a 1 ms program counts as much as a
+//! 300 ms one. CM0 and CMC have one coefficient each (k in t = k·Γ), CMW one weight per class
+//! (k = 1: Γ is in nanoseconds).
+
+use crate::fragments::{Class, NCLASSES};
+use crate::model::{CostModel, Weights};
+use crate::nnls::nnls;
+use crate::CostError;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The version of the profile file format written by [`MachineProfile::save`].
+pub const PROFILE_VERSION: u32 = 1;
+
+/// One calibration measurement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The program (file stem and entry).
+    pub name: String,
+    /// Its size (the `-D` bindings).
+    pub size: String,
+    /// Label executions (Γ under CM0).
+    pub labels: f64,
+    /// Instructions executed per class ([`Class::ALL`] order).
+    pub classes: [f64; NCLASSES],
+    /// Median time of one call, ns.
+    pub time_ns: f64,
+}
+
+impl Sample {
+    /// The design row of the sample under a model family: `[labels]` (CM0), `[total]` (CMC)
+    /// or the class totals (CMW).
+    pub fn row(&self, family: Family) -> Vec<f64> {
+        match family {
+            Family::Cm0 => vec![self.labels],
+            Family::Cmc => vec![self.classes.iter().sum()],
+            Family::Cmw => self.classes.to_vec(),
+        }
+    }
+}
+
+/// A model family, before its coefficients are fitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Family {
+    /// γ = 1 per fragment.
+    Cm0,
+    /// γ = instruction count.
+    Cmc,
+    /// γ = weighted instruction count.
+    Cmw,
+}
+
+impl Family {
+    /// All three, in the paper's order.
+    pub const ALL: [Family; 3] = [Family::Cm0, Family::Cmc, Family::Cmw];
+    /// Its name as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Cm0 => "CM0",
+            Family::Cmc => "CMC",
+            Family::Cmw => "CMW",
+        }
+    }
+}
+
+/// A fitted model and how well it predicts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fit {
+    /// Which model.
+    pub family: Family,
+    /// Its coefficients: k (ns per unit of Γ) for CM0 and CMC, the class weights (ns) for CMW.
+    pub coef: Vec<f64>,
+    /// Coefficient of determination of the predicted times on all samples.
+    pub r2: f64,
+    /// Median of the leave-one-out relative errors |predicted − measured| / measured.
+    pub loo_median: f64,
+    /// 90th percentile of the same.
+    pub loo_p90: f64,
+    /// The prediction of every sample by the fit on all samples (ns).
+    pub predicted: Vec<f64>,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Relative-error NNLS: minimises Σ ((row·w − t) / t)² over w ≥ 0.
+fn fit_relative(rows: &[Vec<f64>], times: &[f64]) -> Result<Vec<f64>, CostError> {
+    if rows.len() != times.len() {
+        return Err(CostError::Mismatch {
+            rows: rows.len(),
+            times: times.len(),
+        });
+    }
+    if let Some(t) = times.iter().find(|t| !(t.is_finite() && **t > 0.0)) {
+        return Err(CostError::BadTime(*t));
+    }
+    let scaled: Vec<Vec<f64>> = rows
+        .iter()
+        .zip(times)
+        .map(|(r, t)| r.iter().map(|x| x / t).collect())
+        .collect();
+    Ok(nnls(&scaled, &vec![1.0; times.len()])?.x)
+}
+
+/// The `q`-quantile (0..=1) of `xs` (nearest rank; `xs` non-empty).
+pub fn quantile(xs: &[f64], q: f64) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+    v[i]
+}
+
+/// Fits `family` to `samples` and measures it (R², leave-one-out relative errors).
+pub fn fit(samples: &[Sample], family: Family) -> Result<Fit, CostError> {
+    if samples.len() < 2 {
+        return Err(CostError::TooFewSamples(samples.len()));
+    }
+    let rows: Vec<Vec<f64>> = samples.iter().map(|s| s.row(family)).collect();
+    let times: Vec<f64> = samples.iter().map(|s| s.time_ns).collect();
+    let coef = fit_relative(&rows, &times)?;
+    let predicted: Vec<f64> = rows.iter().map(|r| dot(r, &coef)).collect();
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    let ss_tot: f64 = times.iter().map(|t| (t - mean).powi(2)).sum();
+    let ss_res: f64 = times
+        .iter()
+        .zip(&predicted)
+        .map(|(t, p)| (t - p).powi(2))
+        .sum();
+    let r2 = if ss_tot > 0.0 {
+        1.0 - ss_res / ss_tot
+    } else if ss_res == 0.0 {
+        1.0
+    } else {
+        f64::NEG_INFINITY
+    };
+    let mut loo = Vec::with_capacity(rows.len());
+    for i in 0..rows.len() {
+        let r: Vec<Vec<f64>> = (0..rows.len())
+            .filter(|&j| j != i)
+            .map(|j| rows[j].clone())
+            .collect();
+        let t: Vec<f64> = (0..rows.len())
+            .filter(|&j| j != i)
+            .map(|j| times[j])
+            .collect();
+        let w = fit_relative(&r, &t)?;
+        loo.push((dot(&rows[i], &w) - times[i]).abs() / times[i]);
+    }
+    Ok(Fit {
+        family,
+        coef,
+        r2,
+        loo_median: quantile(&loo, 0.5),
+        loo_p90: quantile(&loo, 0.9),
+        predicted,
+    })
+}
+
+/// A machine profile: the calibrated models of one machine, as written to disk.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineProfile {
+    /// File format version ([`PROFILE_VERSION`]).
+    pub version: u32,
+    /// The host CPU as LLVM names it, and its features.
+    pub host: String,
+    /// When it was made (seconds since the Unix epoch).
+    pub created_unix: u64,
+    /// The class names, in the order of the CMW weights.
+    pub classes: Vec<String>,
+    /// The three fits.
+    pub fits: Vec<Fit>,
+    /// The samples they were fitted on.
+    pub samples: Vec<Sample>,
+}
+
+impl MachineProfile {
+    /// Fits the three models to `samples`.
+    pub fn from_samples(samples: Vec<Sample>, host: String) -> Result<MachineProfile, CostError> {
+        let fits = Family::ALL
+            .iter()
+            .map(|&f| fit(&samples, f))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(MachineProfile {
+            version: PROFILE_VERSION,
+            host,
+            created_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            classes: Class::ALL.iter().map(|c| c.name().to_string()).collect(),
+            fits,
+            samples,
+        })
+    }
+
+    /// The fit of a family.
+    pub fn fit(&self, family: Family) -> Option<&Fit> {
+        self.fits.iter().find(|f| f.family == family)
+    }
+
+    /// The calibrated model of a family and its k (ns per unit of Γ): for CM0 and CMC the
+    /// fitted k, for CMW the weights with k = 1.
+    pub fn model(&self, family: Family) -> Option<(CostModel, f64)> {
+        let f = self.fit(family)?;
+        match family {
+            Family::Cm0 => Some((CostModel::Cm0, *f.coef.first()?)),
+            Family::Cmc => Some((CostModel::Cmc, *f.coef.first()?)),
+            Family::Cmw => {
+                let w: [f64; NCLASSES] = f.coef.clone().try_into().ok()?;
+                Some((CostModel::Cmw(Weights(w)), 1.0))
+            }
+        }
+    }
+
+    /// Writes the profile as JSON (creating the directory).
+    pub fn save(&self, path: &Path) -> Result<(), CostError> {
+        if let Some(d) = path.parent() {
+            if !d.as_os_str().is_empty() {
+                std::fs::create_dir_all(d)
+                    .map_err(|e| CostError::Profile(format!("{}: {e}", d.display())))?;
+            }
+        }
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| CostError::Profile(e.to_string()))?;
+        std::fs::write(path, text).map_err(|e| CostError::Profile(format!("{}: {e}", path.display())))
+    }
+
+    /// Reads a profile, checking its version and shape.
+    pub fn load(path: &Path) -> Result<MachineProfile, CostError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CostError::Profile(format!("{}: {e}", path.display())))?;
+        let p: MachineProfile = serde_json::from_str(&text)
+            .map_err(|e| CostError::Profile(format!("{}: {e}", path.display())))?;
+        if p.version != PROFILE_VERSION {
+            return Err(CostError::Profile(format!(
+                "{}: profile version {} (this Tessera reads version {PROFILE_VERSION}): run `tessera calibrate` again",
+                path.display(),
+                p.version
+            )));
+        }
+        let names: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+        if p.classes != names || Family::ALL.iter().any(|&f| p.model(f).is_none()) {
+            return Err(CostError::Profile(format!(
+                "{}: the profile's classes or fits do not match this Tessera's: run `tessera calibrate` again",
+                path.display()
+            )));
+        }
+        Ok(p)
+    }
+}
+
+/// Where the machine profile lives by default: `$TESSERA_PROFILE`, else
+/// `$XDG_CACHE_HOME/tessera/profile-v1.json`, else `$HOME/.cache/tessera/profile-v1.json`.
+pub fn default_profile_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TESSERA_PROFILE") {
+        return Some(PathBuf::from(p));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(
+        base.join("tessera")
+            .join(format!("profile-v{PROFILE_VERSION}.json")),
+    )
+}
+
+/// The arguments of a call of `func` as `tessera run` builds them: scalar parameters from
+/// `defines` (`NAME=VALUE`; names that are not parameters are ignored, as `#define`
+/// overrides), arrays allocated from their declared extents and filled with the seeded
+/// pseudo-random values of `--init random:SEED`.
+pub fn bind_args(
+    prog: &tessera_ir::Program,
+    func: tessera_ir::FuncId,
+    defines: &[(String, String)],
+    seed: u64,
+) -> Result<Vec<tessera_ir::ArgValue>, String> {
+    use tessera_ir::{ArgValue, ArrayData, Scalar, VarKind};
+    let f = prog.func(func);
+    let mut scalars: Vec<Option<Scalar>> = vec![None; f.params.len()];
+    for (i, p) in f.params.iter().enumerate() {
+        let v = f.var(*p);
+        if let VarKind::Scalar(t) = v.kind {
+            let Some((_, val)) = defines.iter().find(|(n, _)| *n == v.name) else {
+                return Err(format!("no value for scalar parameter `{}`", v.name));
+            };
+            scalars[i] = Some(Scalar::parse(val, t).map_err(|e| format!("{}: {e}", v.name))?);
+        }
+    }
+    let shapes =
+        tessera_interp::declared_shapes(prog, func, &scalars).map_err(|e| e.to_string())?;
+    let mut args = Vec::with_capacity(f.params.len());
+    for (k, p) in f.params.iter().enumerate() {
+        let v = f.var(*p);
+        match &shapes[k] {
+            None => args.push(ArgValue::Scalar(scalars[k].expect("bound above"))),
+            Some(shape) => {
+                let shape: Vec<usize> = shape
+                    .iter()
+                    .map(|&d| usize::try_from(d))
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| format!("array `{}` has a negative extent", v.name))?;
+                let mut d = ArrayData::zeros(v.scalar_ty(), &shape)
+                    .ok_or_else(|| format!("array `{}` is too large", v.name))?;
+                d.fill_random(seed, &v.name);
+                args.push(ArgValue::Array(d));
+            }
+        }
+    }
+    Ok(args)
+}
+
+/// The `-D NAME=VALUE` bindings of a kernel header line (`// RUN: -D n=100 -D alpha=1.5`).
+pub fn parse_define_line(line: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut it = line.split_whitespace();
+    while let Some(t) = it.next() {
+        let d = if t == "-D" { it.next() } else { t.strip_prefix("-D") };
+        if let Some((n, v)) = d.and_then(|d| d.split_once('=')) {
+            out.push((n.to_string(), v.to_string()));
+        }
+    }
+    out
+}
