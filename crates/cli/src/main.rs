@@ -5,6 +5,7 @@
 //! mode).
 
 #![allow(clippy::result_large_err)]
+mod calibrate;
 mod driver;
 mod npy;
 mod skel;
@@ -55,6 +56,12 @@ enum Cmd {
     ///
     /// Example: tessera skel examples/kernels/sumeuler.c --entry totient --skeleton chunk --over 1..20001 --adaptive --target-ms 10..100
     Skel(SkelArgs),
+    /// Calibrate the cost models on this machine: time a suite of kernels through the JIT,
+    /// count their fragments exactly, fit CM0/CMC/CMW by non-negative least squares, print
+    /// R² and leave-one-out errors, and write the machine profile.
+    ///
+    /// Example: tessera calibrate --plots target/calibration
+    Calibrate(calibrate::CalibrateArgs),
     /// Show what the polyhedral optimiser does with a function: per SCoP the domains,
     /// accesses and dependences in isl notation, the schedule tree, tile sizes, parallel
     /// loops, bounds proofs and the generated loop nest; and why other loop nests are not SCoPs.
@@ -305,6 +312,17 @@ struct SkelArgs {
     /// How tasks run the entry: interp (reference interpreter) or jit.
     #[arg(long, value_enum, default_value = "interp")]
     mode: Mode,
+    /// Give the controller each task's cost γ from a cost model over the task's own JIT
+    /// code, counted as it runs (instead of τ as the cost proxy): cm0, cmc, cmw (fragments
+    /// of the TIR), cmc-m, cmw-m (basic blocks of the optimised LLVM IR). cmw, cmc-m and
+    /// cmw-m need a machine profile (`tessera calibrate`); with one, chunk's first τ is
+    /// chosen from the predicted cost of the first element. Needs --mode jit.
+    #[arg(long, value_enum)]
+    cost: Option<skel::CostArg>,
+    /// The machine profile for --cost (default: $TESSERA_PROFILE, else
+    /// ~/.cache/tessera/profile-v1.json).
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
     /// Worker threads (default: TESSERA_THREADS or all cores; 1 to 1024, and at most 64 per
     /// available core).
     #[arg(long)]
@@ -538,7 +556,28 @@ fn skel_cmd(a: SkelArgs) -> Result<(), Failure> {
         Some(j) => j.call(fid, args),
         None => tessera_interp::call(&prog, fid, args, limits),
     };
-    let out = skel::run(&prog, fid, &call, &fixed, &index_params, &plan).map_err(|e| match e {
+    let counter = match a.cost {
+        None => None,
+        Some(_) if a.mode != Mode::Jit => {
+            return Err(usage("--cost counts the JIT's code: it needs --mode jit"))
+        }
+        Some(c) => Some(
+            skel::Counter::new(&prog, c, a.profile.as_deref()).map_err(|e| Failure {
+                text: format!("error: {e}\n"),
+                code: 1,
+            })?,
+        ),
+    };
+    let out = skel::run(
+        &prog,
+        fid,
+        &call,
+        &fixed,
+        &index_params,
+        &plan,
+        counter.as_ref(),
+    )
+    .map_err(|e| match e {
         Ok(rt) => runtime_failure(&src, &rt),
         Err(m) => Failure {
             text: format!("error: {m}\n"),
@@ -646,6 +685,10 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         }
         Cmd::Run(args) => run(args),
         Cmd::Skel(args) => skel_cmd(args),
+        Cmd::Calibrate(args) => calibrate::run(args).map_err(|e| Failure {
+            text: format!("error: {e}\n"),
+            code: 1,
+        }),
         Cmd::Explain {
             file,
             entry,

@@ -43,6 +43,144 @@ pub enum Divide {
     Halves,
 }
 
+/// The cost model `--cost` gives the controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CostArg {
+    /// CM0 on TIR fragments: γ = 1 per fragment executed.
+    Cm0,
+    /// CMC on TIR fragments: instructions executed.
+    Cmc,
+    /// CMW on TIR fragments: calibrated weights per instruction class.
+    Cmw,
+    /// CMC on the optimised LLVM IR's basic blocks (calibrated k).
+    CmcM,
+    /// CMW on the optimised LLVM IR's basic blocks (calibrated weights).
+    CmwM,
+}
+
+enum CountBuild {
+    Fragments(tessera_cost::jit::CountingBuild),
+    Blocks(tessera_cost::jit::BlockBuild),
+}
+
+/// A counting build of the program and the γ of each of its counters: runs an element and
+/// returns its result and its cost Γ (ns when calibrated).
+pub struct Counter {
+    build: CountBuild,
+    gammas: Vec<f64>,
+    /// ns per unit of Γ when a profile calibrated the model (1 for CMW, CMW-M).
+    pub k_ns: Option<f64>,
+    /// The model's name as printed.
+    pub name: String,
+}
+
+impl Counter {
+    /// Compiles the counting build for `model`, loading the machine profile if the model
+    /// needs it (or if one is there, to predict the first τ).
+    pub fn new(
+        prog: &Program,
+        model: CostArg,
+        profile: Option<&std::path::Path>,
+    ) -> Result<Counter, String> {
+        use tessera_cost::calibrate::{default_profile_path, Family, MachineProfile};
+        use tessera_cost::CostModel;
+        let path = profile
+            .map(|p| p.to_path_buf())
+            .or_else(default_profile_path);
+        let needs = matches!(model, CostArg::Cmw | CostArg::CmcM | CostArg::CmwM);
+        let prof = match &path {
+            Some(p) if profile.is_some() || needs || p.exists() => match MachineProfile::load(p) {
+                Ok(x) => Some(x),
+                Err(e) if needs || profile.is_some() => {
+                    return Err(format!("{e} (make one with `tessera calibrate`)"))
+                }
+                Err(_) => None,
+            },
+            _ if needs => return Err(
+                "--cost needs a machine profile: run `tessera calibrate` or give --profile FILE"
+                    .into(),
+            ),
+            _ => None,
+        };
+        let opts = tessera_jit::Options::default();
+        let fam = match model {
+            CostArg::Cm0 => Family::Cm0,
+            CostArg::Cmc => Family::Cmc,
+            CostArg::Cmw => Family::Cmw,
+            CostArg::CmcM => Family::Mcc,
+            CostArg::CmwM => Family::Mcw,
+        };
+        let name = fam.name().to_string();
+        match model {
+            CostArg::Cm0 | CostArg::Cmc | CostArg::Cmw => {
+                let b = tessera_cost::jit::CountingBuild::compile(prog, &opts)
+                    .map_err(|e| e.to_string())?;
+                let (m, k) = match (model, prof.as_ref().and_then(|p| p.model(fam))) {
+                    (_, Some((m, k))) => (m, Some(k)),
+                    (CostArg::Cm0, None) => (CostModel::Cm0, None),
+                    (_, None) => (CostModel::Cmc, None),
+                };
+                let gammas = tessera_cost::jit::node_gammas(b.map(), &m);
+                Ok(Counter {
+                    build: CountBuild::Fragments(b),
+                    gammas,
+                    k_ns: k,
+                    name,
+                })
+            }
+            CostArg::CmcM | CostArg::CmwM => {
+                let b = tessera_cost::jit::BlockBuild::compile(prog, &opts)
+                    .map_err(|e| e.to_string())?;
+                let w = prof
+                    .as_ref()
+                    .and_then(|p| p.block_weights(fam))
+                    .ok_or("the profile has no machine-level fit")?;
+                let gammas = b.block_gammas(&w);
+                Ok(Counter {
+                    build: CountBuild::Blocks(b),
+                    gammas,
+                    k_ns: Some(1.0),
+                    name,
+                })
+            }
+        }
+    }
+
+    fn slots(&self) -> usize {
+        match &self.build {
+            CountBuild::Fragments(b) => b.map().nodes.len(),
+            CountBuild::Blocks(b) => b.blocks().len(),
+        }
+    }
+
+    /// Calls `fid` counting into `counts` (zeroed first; `slots()` long) and returns the
+    /// result with the call's Γ.
+    fn call(
+        &self,
+        fid: FuncId,
+        args: &mut Vec<ArgValue>,
+        counts: &mut Vec<i64>,
+    ) -> Result<(Option<Scalar>, f64), RuntimeError> {
+        counts.clear();
+        counts.resize(self.slots(), 0);
+        let r = match &self.build {
+            CountBuild::Fragments(b) => {
+                let mut c = tessera_ir::ArrayData {
+                    shape: vec![counts.len()],
+                    elems: tessera_ir::ArrayElems::I64(std::mem::take(counts)),
+                };
+                let r = b.call_with(fid, args, &mut c);
+                if let tessera_ir::ArrayElems::I64(v) = c.elems {
+                    *counts = v;
+                }
+                r?
+            }
+            CountBuild::Blocks(b) => b.call_counted(fid, args, counts)?,
+        };
+        Ok((r, tessera_cost::jit::gamma_of(counts, &self.gammas)))
+    }
+}
+
 /// A way to call a function of the program (interpreter or JIT).
 pub type Caller<'a> =
     dyn Fn(FuncId, &mut [ArgValue]) -> Result<Option<Scalar>, RuntimeError> + Sync + 'a;
@@ -114,6 +252,28 @@ fn task_summary(label: &str, tasks: &[TaskRecord], window: Option<(f64, f64)>) -
     s
 }
 
+/// k = t/Γ over the tasks (ms per unit of Γ): of the totals, and the median per task.
+fn k_summary(model: &str, tasks: &[TaskRecord]) -> String {
+    let with: Vec<(f64, f64)> = tasks
+        .iter()
+        .filter_map(|t| t.cost.filter(|g| *g > 0.0).map(|g| (t.elapsed_ms(), g)))
+        .collect();
+    if with.is_empty() {
+        return format!("cost {model}: no task with a cost\n");
+    }
+    let (st, sg) = with.iter().fold((0.0, 0.0), |a, (t, g)| (a.0 + t, a.1 + g));
+    let mut ks: Vec<f64> = with.iter().map(|(t, g)| t / g).collect();
+    ks.sort_by(|a, b| a.total_cmp(b));
+    format!(
+        "cost {model}: Γ per task mean {:.4e}; k = t/Γ (ns per unit): total {:.4}, median per task {:.4}, range {:.4}..{:.4}\n",
+        sg / with.len() as f64,
+        1e6 * st / sg,
+        1e6 * ks[ks.len() / 2],
+        1e6 * ks[0],
+        1e6 * ks[ks.len() - 1]
+    )
+}
+
 /// Runs the plan. `index_params` are the positions (in the entry's parameters) of the
 /// unbound scalars, `fixed` the arguments with those positions to be filled per task.
 pub fn run(
@@ -123,6 +283,7 @@ pub fn run(
     fixed: &[ArgValue],
     index_params: &[usize],
     plan: &Plan,
+    counter: Option<&Counter>,
 ) -> Result<Outcome, Result<RuntimeError, String>> {
     let f = prog.func(fid);
     let ret = f.ret.ok_or_else(|| {
@@ -143,30 +304,87 @@ pub fn run(
     let slots: Vec<std::sync::Mutex<Vec<Vec<ArgValue>>>> = (0..rt.threads().max(1))
         .map(|_| std::sync::Mutex::new(vec![fixed.to_vec()]))
         .collect();
+    // With a cost model, each worker counts its elements into its own buffer and adds
+    // their Γ to its own accumulator; the controller's cost callback, called on the same
+    // worker right after the task, takes the task's total.
+    let nslots = rt.threads().max(1);
+    let counts: Vec<std::sync::Mutex<Vec<i64>>> = (0..nslots)
+        .map(|_| std::sync::Mutex::new(Vec::new()))
+        .collect();
+    let acc: Vec<std::sync::Mutex<f64>> = (0..nslots).map(|_| std::sync::Mutex::new(0.0)).collect();
+    let me = || rayon::current_thread_index().unwrap_or(0) % nslots;
     let kernel = |vals: &[i64]| -> Result<Scalar, RuntimeError> {
-        let slot = &slots[rayon::current_thread_index().unwrap_or(0) % slots.len()];
+        let w = me();
+        let slot = &slots[w];
         let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut args = taken.unwrap_or_else(|| fixed.to_vec());
         for (&p, &v) in index_params.iter().zip(vals) {
             let t = f.var(f.params[p]).scalar_ty();
             args[p] = ArgValue::Scalar(Scalar::I64(v).convert(t));
         }
-        let r = call(fid, &mut args);
+        let r = match counter {
+            None => call(fid, &mut args),
+            Some(c) => {
+                let mut buf = counts[w].lock().unwrap_or_else(|e| e.into_inner());
+                c.call(fid, &mut args, &mut buf).map(|(r, g)| {
+                    *acc[w].lock().unwrap_or_else(|e| e.into_inner()) += g;
+                    r
+                })
+            }
+        };
         slot.lock().unwrap_or_else(|e| e.into_inner()).push(args);
         Ok(r?.expect("non-void entry returns a value"))
     };
+    let take_cost = |_: &tessera_runtime::TaskShape| -> f64 {
+        std::mem::take(&mut *acc[me()].lock().unwrap_or_else(|e| e.into_inner()))
+    };
+    let cost: Option<&tessera_runtime::CostFn<'_>> = counter.map(|_| &take_cost as _);
+    let mut prelude = String::new();
     let cfg = {
         let mut c = match plan.window {
             Some((lo, hi)) => ControllerConfig::with_window(lo, hi),
             None => ControllerConfig::default(),
         };
         c.tau0 = plan.tau.unwrap_or(1);
+        // With a calibrated model and no τ given, chunk's first τ comes from the predicted
+        // time of the first element (counted, not timed): τ0 = target / predicted.
+        if let (Some(cn), None, Some(k), Skeleton::Chunk, Some((lo, hi))) = (
+            counter,
+            plan.tau,
+            counter.and_then(|c| c.k_ns),
+            plan.skeleton,
+            plan.window,
+        ) {
+            if index_params.len() == 1 && plan.lo < plan.hi {
+                // Eight elements spread over the range (costs vary along it), counted.
+                let n = plan.hi - plan.lo;
+                let picks: Vec<i64> = (0..8i64.min(n))
+                    .map(|i| plan.lo + (2 * i + 1) * n / (2 * 8i64.min(n)))
+                    .collect();
+                let p = index_params[0];
+                let t = f.var(f.params[p]).scalar_ty();
+                let mut buf = Vec::new();
+                let mut g = 0.0;
+                for &x in &picks {
+                    let mut args = fixed.to_vec();
+                    args[p] = ArgValue::Scalar(Scalar::I64(x).convert(t));
+                    g += cn.call(fid, &mut args, &mut buf).map_err(Ok)?.1;
+                }
+                let pred_ms = (g / picks.len() as f64 * k / 1e6).max(1e-6);
+                let target = (lo * hi).sqrt();
+                c.tau0 = ((target / pred_ms).round() as usize).clamp(1, n as usize);
+                prelude.push_str(&format!(
+                    "{} predicts {pred_ms:.4} ms per element (mean of {} elements counted before the run): first tau {} (target {target:.1} ms)\n",
+                    cn.name, picks.len(), c.tau0
+                ));
+            }
+        }
         c.stride_tau0 = plan.tau;
         c.solve_below_threshold = true;
         c
     };
     let adaptive = plan.window.is_some();
-    let mut log = String::new();
+    let mut log = prelude;
     let t0 = Instant::now();
     let fail = |e: SkelError<RuntimeError>| -> Result<RuntimeError, String> {
         match e {
@@ -195,9 +413,9 @@ pub fn run(
             if adaptive {
                 let c = Controller::new(&rt, cfg.clone());
                 let r: AdaptiveRun<Vec<Scalar>> = if plan.skeleton == Skeleton::Chunk {
-                    c.map_chunk(g, &xs, None)
+                    c.map_chunk(g, &xs, cost)
                 } else {
-                    c.map_stride(g, &xs, None)
+                    c.map_stride(g, &xs, cost)
                 }
                 .map_err(fail)?;
                 let l = r.log();
@@ -205,9 +423,9 @@ pub fn run(
             } else {
                 let tau = plan.tau.unwrap_or(1);
                 let r = if plan.skeleton == Skeleton::Chunk {
-                    rt.par_map_chunk_traced(tau, g, &xs, None)
+                    rt.par_map_chunk_traced(tau, g, &xs, cost)
                 } else {
-                    rt.par_map_stride_traced(tau, g, &xs, None)
+                    rt.par_map_stride_traced(tau, g, &xs, cost)
                 }
                 .map_err(fail)?;
                 (r.value, r.tasks, None)
@@ -271,14 +489,14 @@ pub fn run(
             if adaptive {
                 let c = Controller::new(&rt, cfg.clone());
                 let r = c
-                    .divconq_thresh(model, size, div, comb, solve, root, None)
+                    .divconq_thresh(model, size, div, comb, solve, root, cost)
                     .map_err(fail)?;
                 let l = r.log();
                 (vec![r.value], r.tasks, Some(l))
             } else {
                 let tau = plan.tau.unwrap_or(1);
                 let r = rt
-                    .par_divconq_thresh_solver_traced(tau, size, div, comb, solve, root, None)
+                    .par_divconq_thresh_solver_traced(tau, size, div, comb, solve, root, cost)
                     .map_err(fail)?;
                 (vec![r.value], r.tasks, None)
             }
@@ -335,6 +553,9 @@ pub fn run(
         &tasks,
         plan.window.or(Some((10.0, 100.0))),
     ));
+    if let Some(c) = counter {
+        log.push_str(&k_summary(&c.name, &tasks));
+    }
     let checksum = (plan.skeleton != Skeleton::DivconqThresh).then(|| {
         let bytes: Vec<u8> = results
             .iter()

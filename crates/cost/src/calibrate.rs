@@ -29,6 +29,10 @@ pub struct Sample {
     pub labels: f64,
     /// Instructions executed per class ([`Class::ALL`] order).
     pub classes: [f64; NCLASSES],
+    /// Instructions executed per machine class (optimised LLVM IR, counted per basic
+    /// block; `tessera_jit::blocks::MACHINE_CLASSES` order).
+    #[serde(default)]
+    pub machine: Vec<f64>,
     /// Median time of one call, ns.
     pub time_ns: f64,
 }
@@ -41,6 +45,8 @@ impl Sample {
             Family::Cm0 => vec![self.labels],
             Family::Cmc => vec![self.classes.iter().sum()],
             Family::Cmw => self.classes.to_vec(),
+            Family::Mcc => vec![self.machine.iter().sum()],
+            Family::Mcw => self.machine.clone(),
         }
     }
 }
@@ -54,17 +60,29 @@ pub enum Family {
     Cmc,
     /// γ = weighted instruction count.
     Cmw,
+    /// CMC on the optimised LLVM IR: instructions of the counted basic blocks.
+    Mcc,
+    /// CMW on the optimised LLVM IR: weighted instructions of the counted basic blocks.
+    Mcw,
 }
 
 impl Family {
-    /// All three, in the paper's order.
-    pub const ALL: [Family; 3] = [Family::Cm0, Family::Cmc, Family::Cmw];
+    /// All five: the paper's three on TIR fragments, then CMC and CMW on machine blocks.
+    pub const ALL: [Family; 5] = [
+        Family::Cm0,
+        Family::Cmc,
+        Family::Cmw,
+        Family::Mcc,
+        Family::Mcw,
+    ];
     /// Its name as printed.
     pub fn name(self) -> &'static str {
         match self {
             Family::Cm0 => "CM0",
             Family::Cmc => "CMC",
             Family::Cmw => "CMW",
+            Family::Mcc => "CMC-M",
+            Family::Mcw => "CMW-M",
         }
     }
 }
@@ -174,7 +192,9 @@ pub struct MachineProfile {
     pub created_unix: u64,
     /// The class names, in the order of the CMW weights.
     pub classes: Vec<String>,
-    /// The three fits.
+    /// The machine-level class names, in the order of the CMW-M weights.
+    pub machine_classes: Vec<String>,
+    /// The fits, one per [`Family`].
     pub fits: Vec<Fit>,
     /// The samples they were fitted on.
     pub samples: Vec<Sample>,
@@ -182,7 +202,11 @@ pub struct MachineProfile {
 
 impl MachineProfile {
     /// Fits the three models to `samples`.
-    pub fn from_samples(samples: Vec<Sample>, host: String) -> Result<MachineProfile, CostError> {
+    pub fn from_samples(
+        samples: Vec<Sample>,
+        host: String,
+        machine_classes: Vec<String>,
+    ) -> Result<MachineProfile, CostError> {
         let fits = Family::ALL
             .iter()
             .map(|&f| fit(&samples, f))
@@ -194,6 +218,7 @@ impl MachineProfile {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
             classes: Class::ALL.iter().map(|c| c.name().to_string()).collect(),
+            machine_classes,
             fits,
             samples,
         })
@@ -215,6 +240,20 @@ impl MachineProfile {
                 let w: [f64; NCLASSES] = f.coef.clone().try_into().ok()?;
                 Some((CostModel::Cmw(Weights(w)), 1.0))
             }
+            // Machine-level models weigh LLVM blocks, not TIR fragments: see
+            // [`MachineProfile::block_weights`].
+            Family::Mcc | Family::Mcw => None,
+        }
+    }
+
+    /// The machine-level weights per class (ns per instruction) of CMW-M, or of CMC-M (one
+    /// k for every class).
+    pub fn block_weights(&self, family: Family) -> Option<Vec<f64>> {
+        let f = self.fit(family)?;
+        match family {
+            Family::Mcw => Some(f.coef.clone()),
+            Family::Mcc => Some(vec![*f.coef.first()?; self.machine_classes.len()]),
+            _ => None,
         }
     }
 
@@ -226,9 +265,10 @@ impl MachineProfile {
                     .map_err(|e| CostError::Profile(format!("{}: {e}", d.display())))?;
             }
         }
-        let text = serde_json::to_string_pretty(self)
-            .map_err(|e| CostError::Profile(e.to_string()))?;
-        std::fs::write(path, text).map_err(|e| CostError::Profile(format!("{}: {e}", path.display())))
+        let text =
+            serde_json::to_string_pretty(self).map_err(|e| CostError::Profile(e.to_string()))?;
+        std::fs::write(path, text)
+            .map_err(|e| CostError::Profile(format!("{}: {e}", path.display())))
     }
 
     /// Reads a profile, checking its version and shape.
@@ -245,7 +285,12 @@ impl MachineProfile {
             )));
         }
         let names: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
-        if p.classes != names || Family::ALL.iter().any(|&f| p.model(f).is_none()) {
+        if p.classes != names
+            || [Family::Cm0, Family::Cmc, Family::Cmw]
+                .iter()
+                .any(|&f| p.model(f).is_none())
+            || p.block_weights(Family::Mcw).map(|w| w.len()) != Some(p.machine_classes.len())
+        {
             return Err(CostError::Profile(format!(
                 "{}: the profile's classes or fits do not match this Tessera's: run `tessera calibrate` again",
                 path.display()
@@ -321,7 +366,11 @@ pub fn parse_define_line(line: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut it = line.split_whitespace();
     while let Some(t) = it.next() {
-        let d = if t == "-D" { it.next() } else { t.strip_prefix("-D") };
+        let d = if t == "-D" {
+            it.next()
+        } else {
+            t.strip_prefix("-D")
+        };
         if let Some((n, v)) = d.and_then(|d| d.split_once('=')) {
             out.push((n.to_string(), v.to_string()));
         }

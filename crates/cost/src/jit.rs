@@ -10,7 +10,9 @@
 use crate::fragments::{instrument, FragmentMap, NodeKind};
 use crate::model::{CostModel, Profile};
 use crate::CostError;
-use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, RuntimeError, Scalar, ScalarTy};
+use tessera_ir::{
+    ArgValue, ArrayData, ArrayElems, FuncId, Program, RuntimeError, Scalar, ScalarTy,
+};
 
 /// A program compiled with counters at every label and arm (see [`instrument`]).
 pub struct CountingBuild {
@@ -36,16 +38,15 @@ pub fn node_gammas(map: &FragmentMap, model: &CostModel) -> Vec<f64> {
 
 /// Γ of a run from its node counts and [`node_gammas`].
 pub fn gamma_of(counts: &[i64], gammas: &[f64]) -> f64 {
-    counts
-        .iter()
-        .zip(gammas)
-        .map(|(&c, &g)| c as f64 * g)
-        .sum()
+    counts.iter().zip(gammas).map(|(&c, &g)| c as f64 * g).sum()
 }
 
 impl CountingBuild {
     /// Instruments `prog` and compiles it with the JIT.
-    pub fn compile(prog: &Program, opts: &tessera_jit::Options) -> Result<CountingBuild, CostError> {
+    pub fn compile(
+        prog: &Program,
+        opts: &tessera_jit::Options,
+    ) -> Result<CountingBuild, CostError> {
         let (inst, map) = instrument(prog);
         let compiled = tessera_jit::Compiled::compile(&inst, opts)
             .map_err(|e| CostError::Jit(e.to_string()))?;
@@ -124,5 +125,66 @@ pub fn counts_of(c: &ArrayData) -> &[i64] {
 pub fn reset(c: &mut ArrayData) {
     if let ArrayElems::I64(v) = &mut c.elems {
         v.iter_mut().for_each(|x| *x = 0);
+    }
+}
+
+/// A machine-level counting build: the optimised code with a counter per basic block (see
+/// `tessera_jit::blocks`).
+pub struct BlockBuild {
+    compiled: tessera_jit::Compiled,
+}
+
+impl BlockBuild {
+    /// Compiles `prog` with block counters.
+    pub fn compile(prog: &Program, opts: &tessera_jit::Options) -> Result<BlockBuild, CostError> {
+        let compiled = tessera_jit::Compiled::compile_counting(prog, opts)
+            .map_err(|e| CostError::Jit(e.to_string()))?;
+        Ok(BlockBuild { compiled })
+    }
+
+    /// The counted blocks.
+    pub fn blocks(&self) -> &[tessera_jit::blocks::BlockInfo] {
+        self.compiled.blocks().unwrap_or(&[])
+    }
+
+    /// The compiled code (its `call` runs with a scratch counter buffer).
+    pub fn compiled(&self) -> &tessera_jit::Compiled {
+        &self.compiled
+    }
+
+    /// Calls `func`, adding each block's executions to `counts` (one slot per block).
+    #[allow(clippy::result_large_err)]
+    pub fn call_counted(
+        &self,
+        func: FuncId,
+        args: &mut [ArgValue],
+        counts: &mut [i64],
+    ) -> Result<Option<Scalar>, RuntimeError> {
+        self.compiled.call_counted(func, args, counts)
+    }
+
+    /// Instructions executed per machine class, given block counts.
+    pub fn class_totals(&self, counts: &[i64]) -> Vec<f64> {
+        let mut t = vec![0.0; tessera_jit::blocks::MACHINE_CLASSES.len()];
+        for (b, &n) in self.blocks().iter().zip(counts) {
+            for (a, &c) in t.iter_mut().zip(&b.classes) {
+                *a += n as f64 * c as f64;
+            }
+        }
+        t
+    }
+
+    /// γ of every block under per-class weights (ns per instruction).
+    pub fn block_gammas(&self, weights: &[f64]) -> Vec<f64> {
+        self.blocks()
+            .iter()
+            .map(|b| {
+                b.classes
+                    .iter()
+                    .zip(weights)
+                    .map(|(&c, w)| c as f64 * w)
+                    .sum()
+            })
+            .collect()
     }
 }

@@ -130,3 +130,98 @@ fn malformed_input_is_an_error() {
         Err(CostError::Runtime(_))
     ));
 }
+
+mod profile {
+    use tessera_cost::calibrate::*;
+    use tessera_cost::NCLASSES;
+
+    fn samples() -> Vec<Sample> {
+        // Times exactly linear in the class totals (CMW and CMW-M fit them exactly), labels
+        // unrelated to them (CM0 does not).
+        let w = [0.5, 1.0, 2.0, 10.0, 0.25, 0.0, 30.0, 4.0];
+        let wm = [1.0, 2.0, 0.5, 0.25, 1.5, 8.0, 0.75, 3.0];
+        let mut st = 99u64;
+        (0..24)
+            .map(|i| {
+                let mut c = [0.0; NCLASSES];
+                for x in c.iter_mut() {
+                    *x = (super::lcg(&mut st) * 1e4).round() + 1.0;
+                }
+                let m: Vec<f64> = (0..8)
+                    .map(|_| (super::lcg(&mut st) * 1e4).round() + 1.0)
+                    .collect();
+                let t: f64 = c.iter().zip(&w).map(|(a, b)| a * b).sum();
+                let tm: f64 = m.iter().zip(&wm).map(|(a, b)| a * b).sum();
+                Sample {
+                    name: format!("p{i}"),
+                    size: "n=1".into(),
+                    labels: (i % 3 + 1) as f64 * 1e4,
+                    classes: c,
+                    // Both exact at once: scale the machine rows to the same time.
+                    machine: m.iter().map(|x| x * t / tm).collect(),
+                    time_ns: t,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exact_data_fits_exactly_and_the_profile_round_trips() {
+        let names = (0..8).map(|k| format!("m{k}")).collect();
+        let p = MachineProfile::from_samples(samples(), "test-cpu".into(), names).unwrap();
+        let cmw = p.fit(Family::Cmw).unwrap();
+        assert!((cmw.r2 - 1.0).abs() < 1e-9, "{cmw:?}");
+        assert!(cmw.loo_median < 1e-6 && cmw.loo_p90 < 1e-6, "{cmw:?}");
+        let w = [0.5, 1.0, 2.0, 10.0, 0.25, 0.0, 30.0, 4.0];
+        for (a, b) in cmw.coef.iter().zip(w) {
+            assert!((a - b).abs() < 1e-6, "{:?}", cmw.coef);
+        }
+        assert!((p.fit(Family::Mcw).unwrap().r2 - 1.0).abs() < 1e-9);
+        assert!(p.fit(Family::Cm0).unwrap().r2 < 0.9);
+        let dir = std::env::temp_dir().join(format!("tessera-profile-{}", std::process::id()));
+        let path = dir.join("sub").join("profile.json");
+        p.save(&path).unwrap();
+        let q = MachineProfile::load(&path).unwrap();
+        assert_eq!(p, q);
+        assert!(q.model(Family::Cmw).is_some() && q.block_weights(Family::Mcw).unwrap().len() == 8);
+        // Another version, or garbage, is a clear error.
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"version\": 1", "\"version\": 99")).unwrap();
+        let e = MachineProfile::load(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("version 99") && e.contains("tessera calibrate"),
+            "{e}"
+        );
+        std::fs::write(&path, "{ not json").unwrap();
+        assert!(MachineProfile::load(&path).is_err());
+        assert!(MachineProfile::load(&dir.join("missing.json")).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn bad_samples_are_errors() {
+        let mut s = samples();
+        assert!(fit(&s[..1], Family::Cmw).is_err());
+        s[3].time_ns = 0.0;
+        assert!(fit(&s, Family::Cmc).is_err());
+        s[3].time_ns = f64::NAN;
+        assert!(fit(&s, Family::Cmc).is_err());
+    }
+
+    #[test]
+    fn quantiles_and_define_lines() {
+        assert_eq!(quantile(&[3.0, 1.0, 2.0], 0.5), 2.0);
+        assert_eq!(
+            quantile(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 0.9),
+            9.0
+        );
+        assert_eq!(
+            parse_define_line("-D n=10 -Dm=3 -D alpha=1.5"),
+            vec![
+                ("n".to_string(), "10".to_string()),
+                ("m".to_string(), "3".to_string()),
+                ("alpha".to_string(), "1.5".to_string())
+            ]
+        );
+    }
+}

@@ -21,7 +21,9 @@ fn kernels() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut v = Vec::new();
     for d in ["examples/kernels", "tests/corpus", "examples/calibrate"] {
-        let Ok(rd) = std::fs::read_dir(root.join(d)) else { continue };
+        let Ok(rd) = std::fs::read_dir(root.join(d)) else {
+            continue;
+        };
         for e in rd.flatten() {
             if e.path().extension().is_some_and(|x| x == "c") {
                 v.push(e.path());
@@ -37,7 +39,9 @@ fn jit_counts_equal_interpreter_counts_on_every_kernel() {
     let mut checked = 0;
     for path in kernels() {
         let text = std::fs::read_to_string(&path).unwrap();
-        let Some(entry) = header(&text, "ENTRY").into_iter().next() else { continue };
+        let Some(entry) = header(&text, "ENTRY").into_iter().next() else {
+            continue;
+        };
         for line in header(&text, "TEST") {
             let defs = parse_define_line(&line);
             let overrides: HashMap<String, String> = defs.iter().cloned().collect();

@@ -52,6 +52,7 @@
 
 #![warn(missing_docs)]
 
+pub mod blocks;
 mod codegen;
 mod kernel;
 mod rt;
@@ -163,6 +164,14 @@ pub struct Compiled {
     calls: bool,
     /// The program, for the argument checks of [`Compiled::call`].
     prog: Arc<Program>,
+    /// The counted blocks of a counting build ([`Compiled::compile_counting`]).
+    blocks: Option<Vec<blocks::BlockInfo>>,
+}
+
+thread_local! {
+    /// The counter buffer of the counting call running on this thread (see
+    /// [`Compiled::call_counted`]); null outside one.
+    static COUNT_BUF: std::cell::Cell<*mut i64> = const { std::cell::Cell::new(std::ptr::null_mut()) };
 }
 
 /// The message of the [`ErrorKind::BadCall`] refusing a program compiled without guards.
@@ -260,12 +269,14 @@ struct Built {
     cpu: String,
     features: String,
     phase_ms: Vec<(&'static str, f64)>,
+    blocks: Option<Vec<blocks::BlockInfo>>,
 }
 
 fn build(
     cx: &'static Context,
     prog: &Program,
     opts: &Options,
+    count: bool,
 ) -> Result<(ExecutionEngine<'static>, Built), JitError> {
     let mut phase_ms = Vec::new();
     let mut clock = Instant::now();
@@ -299,6 +310,14 @@ fn build(
     };
     m.run_passes(&passes, &tm, PassBuilderOptions::create())
         .map_err(|e| JitError::Llvm(e.to_string()))?;
+    let blocks = if count {
+        let b = blocks::instrument(m).map_err(JitError::Llvm)?;
+        m.verify()
+            .map_err(|e| JitError::Llvm(format!("invalid IR after block counting: {e}")))?;
+        Some(b)
+    } else {
+        None
+    };
     let ir = m.print_to_string().to_string();
     lap("IR passes");
     // Machine code for a huge function with the fast instruction selector and register
@@ -336,6 +355,7 @@ fn build(
             cpu,
             features,
             phase_ms,
+            blocks,
         },
     ))
 }
@@ -343,10 +363,58 @@ fn build(
 impl Compiled {
     /// Compiles every function of `prog`.
     pub fn compile(prog: &Program, opts: &Options) -> Result<Compiled, JitError> {
+        Self::compile_with(prog, opts, false)
+    }
+
+    /// Compiles every function of `prog` with a counter at every basic block of the
+    /// optimised code (see [`blocks`]); [`call_counted`](Self::call_counted) reads them.
+    /// The code is the optimised code of [`compile`](Self::compile) plus the counters.
+    pub fn compile_counting(prog: &Program, opts: &Options) -> Result<Compiled, JitError> {
+        Self::compile_with(prog, opts, true)
+    }
+
+    /// The counted blocks of a counting build (`None` for other builds).
+    pub fn blocks(&self) -> Option<&[blocks::BlockInfo]> {
+        self.blocks.as_deref()
+    }
+
+    /// [`call`](Self::call) on a counting build, adding each counted block's executions
+    /// to `counts` (one slot per block of [`blocks`](Self::blocks)). A build without
+    /// counters, or a buffer of another length, is an [`ErrorKind::BadCall`].
+    #[allow(clippy::result_large_err)]
+    pub fn call_counted(
+        &self,
+        func: FuncId,
+        args: &mut [ArgValue],
+        counts: &mut [i64],
+    ) -> Result<Option<Scalar>, RuntimeError> {
+        let n = self.blocks.as_ref().map(|b| b.len());
+        if n != Some(counts.len()) {
+            return Err(RuntimeError {
+                kind: ErrorKind::BadCall {
+                    message: match n {
+                        None => "call_counted on a build without block counters".to_string(),
+                        Some(n) => format!(
+                            "call_counted with {} counters for {n} counted blocks",
+                            counts.len()
+                        ),
+                    },
+                },
+                function: self.names[func.0 as usize].clone(),
+                loc: Loc::default(),
+            });
+        }
+        let prev = COUNT_BUF.with(|c| c.replace(counts.as_mut_ptr()));
+        let r = self.call(func, args);
+        COUNT_BUF.with(|c| c.set(prev));
+        r
+    }
+
+    fn compile_with(prog: &Program, opts: &Options, count: bool) -> Result<Compiled, JitError> {
         let t0 = Instant::now();
         // Code generation recurses once per level of the tree (see `tessera_syntax::deep_stack`).
         let (llvm, b) =
-            tessera_syntax::deep_stack(|| rt::LlvmBox::build(|cx| build(cx, prog, opts)))?;
+            tessera_syntax::deep_stack(|| rt::LlvmBox::build(|cx| build(cx, prog, opts, count)))?;
         let sigs = prog
             .functions
             .iter()
@@ -376,6 +444,7 @@ impl Compiled {
             phase_ms: b.phase_ms,
             opts: *opts,
             prog: Arc::new(prog.clone()),
+            blocks: b.blocks,
             calls: prog.functions.iter().any(|f| {
                 let mut any = false;
                 walk_stmts(&f.body, &mut |_| {}, &mut |x| {
@@ -539,6 +608,18 @@ impl Compiled {
         let mut run = || {
             let mut arena = rt::Arena::new(self.opts.limits.arena_bytes);
             let mut ctx = rt::Ctx::new(&mut arena);
+            // A counting build's code writes its block counters through the context: the
+            // buffer of `call_counted` on this thread, or a scratch buffer for other calls.
+            let mut scratch = Vec::new();
+            if let Some(b) = &self.blocks {
+                let p = COUNT_BUF.with(|c| c.get());
+                ctx.counts = if p.is_null() {
+                    scratch.resize(b.len().max(1), 0i64);
+                    scratch.as_mut_ptr()
+                } else {
+                    p
+                };
+            }
             let mut ret = 0u64;
             // SAFETY: the entry address belongs to `self._llvm`, alive for this call, and the
             // slots were laid out from the function's signature above (see `rt`); the array

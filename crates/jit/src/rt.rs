@@ -52,6 +52,8 @@ pub mod field {
     /// The lowest stack address a frame may start at (the last word); see
     /// [`super::stack_limit`].
     pub const STACK_LIMIT: u64 = ARENA + 1;
+    /// The block counter buffer of a counting build (null otherwise); see `crate::blocks`.
+    pub const COUNTS: u64 = STACK_LIMIT + 1;
 }
 
 /// Error codes stored in [`Ctx::err`].
@@ -100,6 +102,8 @@ pub struct Ctx {
     /// Calls fail with [`code::NATIVE_STACK`] when the caller's frame address is below this
     /// ([`stack_limit`] of the calling thread).
     pub stack_limit: usize,
+    /// The block counters of a counting build's call (null in other builds).
+    pub counts: *mut i64,
 }
 
 impl Ctx {
@@ -115,6 +119,7 @@ impl Ctx {
             v2: [0; MAX_RANK],
             arena,
             stack_limit: stack_limit(),
+            counts: std::ptr::null_mut(),
         }
     }
 }

@@ -1,0 +1,201 @@
+//! Machine-level counting: block counters inserted into the LLVM IR **after** optimisation,
+//! so that what is counted is what runs (vectorised, unrolled, with hoisted and folded
+//! guards), the second level of Tessera's cost model (the first counts TIR fragments, see
+//! `tessera-cost`).
+//!
+//! Every basic block of every body, shape and entry function (`tessera_fN`,
+//! `tessera_shapesN`, `tessera_entryN`) gets, before its first non-phi instruction, an
+//! increment of its own 64-bit slot of the counter buffer whose address the call's context
+//! holds ([`crate::rt::Ctx::counts`]). The buffer belongs to one call on one thread, so the
+//! counts are exact. Outlined parallel-loop bodies (`tessera_parN`, only in optimised
+//! programs) are not counted.
+//!
+//! The instructions of each block, as optimised, are classified by opcode into
+//! [`MACHINE_CLASSES`]; a block's instructions times its count, summed over blocks, are the
+//! per-class totals of a run.
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::module::Module;
+use inkwell::values::{FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::AddressSpace;
+
+/// The instruction classes of optimised LLVM IR, in the order of [`BlockInfo::classes`].
+pub const MACHINE_CLASSES: [&str; 8] = [
+    "load", "store", "int", "float", "vector", "math", "branch", "call",
+];
+
+/// A counted basic block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockInfo {
+    /// The LLVM function it is in.
+    pub function: String,
+    /// Its index in that function.
+    pub index: usize,
+    /// Instructions per class ([`MACHINE_CLASSES`] order); `phi`, unconditional branches,
+    /// returns, `alloca` and debug/lifetime intrinsics are not counted.
+    pub classes: [u32; 8],
+}
+
+const LOAD: usize = 0;
+const STORE: usize = 1;
+const INT: usize = 2;
+const FLOAT: usize = 3;
+const VECTOR: usize = 4;
+const MATH: usize = 5;
+const BRANCH: usize = 6;
+const CALL: usize = 7;
+
+fn callee_name(i: &InstructionValue<'_>) -> String {
+    let n = i.get_num_operands();
+    if n == 0 {
+        return String::new();
+    }
+    match i.get_operand(n - 1) {
+        Some(inkwell::values::Operand::Value(v)) if v.is_pointer_value() => v
+            .into_pointer_value()
+            .get_name()
+            .to_string_lossy()
+            .into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The class of an instruction, or `None` if it is free.
+fn class(i: &InstructionValue<'_>) -> Option<usize> {
+    use InstructionOpcode::*;
+    let vector = i.get_type().is_vector_type();
+    let c = match i.get_opcode() {
+        Load => LOAD,
+        Store => STORE,
+        Phi | Return | Alloca | Unreachable => return None,
+        Br => {
+            // A conditional branch has three operands.
+            if i.get_num_operands() == 3 {
+                BRANCH
+            } else {
+                return None;
+            }
+        }
+        Switch | IndirectBr => BRANCH,
+        UDiv | SDiv | URem | SRem | FDiv | FRem => MATH,
+        FAdd | FSub | FMul | FNeg | FCmp | FPExt | FPTrunc | SIToFP | UIToFP | FPToSI | FPToUI => {
+            FLOAT
+        }
+        Call => {
+            let name = callee_name(i);
+            if name.starts_with("llvm.lifetime")
+                || name.starts_with("llvm.dbg")
+                || name.starts_with("llvm.assume")
+                || name.starts_with("llvm.experimental.noalias")
+            {
+                return None;
+            }
+            if name.starts_with("llvm.sqrt")
+                || name.starts_with("tessera_libm")
+                || name.starts_with("llvm.exp")
+                || name.starts_with("llvm.log")
+                || name.starts_with("llvm.pow")
+                || name.starts_with("llvm.sin")
+                || name.starts_with("llvm.cos")
+            {
+                MATH
+            } else if name.starts_with("llvm.fmuladd")
+                || name.starts_with("llvm.fma")
+                || name.starts_with("llvm.fabs")
+                || name.starts_with("llvm.minnum")
+                || name.starts_with("llvm.maxnum")
+                || name.starts_with("llvm.floor")
+                || name.starts_with("llvm.ceil")
+                || name.starts_with("llvm.vector.reduce.f")
+            {
+                FLOAT
+            } else if name.starts_with("llvm.") {
+                INT
+            } else {
+                CALL
+            }
+        }
+        _ => INT,
+    };
+    Some(if vector && c != LOAD && c != STORE {
+        VECTOR
+    } else {
+        c
+    })
+}
+
+fn counted(f: &FunctionValue<'_>) -> bool {
+    let n = f.get_name().to_string_lossy();
+    f.count_basic_blocks() > 0
+        && (n.starts_with("tessera_f")
+            || n.starts_with("tessera_shapes")
+            || n.starts_with("tessera_entry"))
+}
+
+/// Classifies every block of the counted functions and inserts its counter increment.
+pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> {
+    let cx = m.get_context();
+    let b = cx.create_builder();
+    let i64t = cx.i64_type();
+    let ptr = cx.ptr_type(AddressSpace::default());
+    let mut out = Vec::new();
+    for f in m.get_functions().filter(counted) {
+        let fname = f.get_name().to_string_lossy().into_owned();
+        let ctx = f
+            .get_nth_param(0)
+            .filter(|p| p.is_pointer_value())
+            .ok_or_else(|| format!("{fname}: first parameter is not the context"))?
+            .into_pointer_value();
+        let blocks: Vec<BasicBlock> = f.get_basic_block_iter().collect();
+        for (k, bb) in blocks.iter().enumerate() {
+            let mut classes = [0u32; 8];
+            let mut first_non_phi = None;
+            let mut it = bb.get_first_instruction();
+            while let Some(i) = it {
+                if first_non_phi.is_none() && i.get_opcode() != InstructionOpcode::Phi {
+                    first_non_phi = Some(i);
+                }
+                if let Some(c) = class(&i) {
+                    classes[c] += 1;
+                }
+                it = i.get_next_instruction();
+            }
+            let Some(at) = first_non_phi else { continue };
+            let slot = out.len() as u64;
+            b.position_before(&at);
+            let e = |e: inkwell::builder::BuilderError| e.to_string();
+            // SAFETY (of the IR, not of Rust): the context has `COUNTS` words; the buffer has
+            // one slot per counted block, `slot` < its length (see `Compiled::call_counted`).
+            let cp = unsafe {
+                b.build_gep(
+                    i64t,
+                    ctx,
+                    &[i64t.const_int(crate::rt::field::COUNTS, false)],
+                    "cnt.p",
+                )
+            }
+            .map_err(e)?;
+            let base = b.build_load(ptr, cp, "cnt.base").map_err(e)?;
+            let sp = unsafe {
+                b.build_gep(
+                    i64t,
+                    base.into_pointer_value(),
+                    &[i64t.const_int(slot, false)],
+                    "cnt.s",
+                )
+            }
+            .map_err(e)?;
+            let v = b.build_load(i64t, sp, "cnt.v").map_err(e)?;
+            let v1 = b
+                .build_int_add(v.into_int_value(), i64t.const_int(1, false), "cnt.v1")
+                .map_err(e)?;
+            b.build_store(sp, v1).map_err(e)?;
+            out.push(BlockInfo {
+                function: fname.clone(),
+                index: k,
+                classes,
+            });
+        }
+    }
+    Ok(out)
+}
