@@ -5,16 +5,16 @@
 //!
 //! Every basic block of every body, shape and entry function (`tessera_fN`,
 //! `tessera_shapesN`, `tessera_entryN`) gets, before its first non-phi instruction, an
-//! increment of its own 64-bit slot of the counter buffer whose address the call's context
-//! holds ([`crate::rt::Ctx::counts`]). The buffer belongs to one call on one thread, so the
-//! counts are exact. Outlined parallel-loop bodies (`tessera_parN`, only in optimised
+//! increment of its own counter: a slot of a function-local array (promoted to registers by
+//! SROA), added at every return to the block's slot of the counter buffer whose address the
+//! call's context holds ([`crate::rt::Ctx::counts`]). The buffer belongs to one call on one
+//! thread, so the counts are exact; an error exit returns through the same `ret`s. Outlined parallel-loop bodies (`tessera_parN`, only in optimised
 //! programs) are not counted.
 //!
 //! The instructions of each block, as optimised, are classified by opcode into
 //! [`MACHINE_CLASSES`]; a block's instructions times its count, summed over blocks, are the
 //! per-class totals of a run.
 
-use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
 use inkwell::values::{FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
@@ -138,6 +138,7 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
     let b = cx.create_builder();
     let i64t = cx.i64_type();
     let ptr = cx.ptr_type(AddressSpace::default());
+    let e = |e: inkwell::builder::BuilderError| e.to_string();
     let mut out = Vec::new();
     for f in m.get_functions().filter(counted) {
         let fname = f.get_name().to_string_lossy().into_owned();
@@ -146,8 +147,10 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
             .filter(|p| p.is_pointer_value())
             .ok_or_else(|| format!("{fname}: first parameter is not the context"))?
             .into_pointer_value();
-        let blocks: Vec<BasicBlock> = f.get_basic_block_iter().collect();
-        for (k, bb) in blocks.iter().enumerate() {
+        // The blocks to count, with their classes and insertion points; the returns.
+        let mut sites = Vec::new();
+        let mut rets = Vec::new();
+        for (k, bb) in f.get_basic_block_iter().enumerate() {
             let mut classes = [0u32; 8];
             let mut first_non_phi = None;
             let mut it = bb.get_first_instruction();
@@ -155,36 +158,50 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
                 if first_non_phi.is_none() && i.get_opcode() != InstructionOpcode::Phi {
                     first_non_phi = Some(i);
                 }
+                if i.get_opcode() == InstructionOpcode::Return {
+                    rets.push(i);
+                }
                 if let Some(c) = class(&i) {
                     classes[c] += 1;
                 }
                 it = i.get_next_instruction();
             }
-            let Some(at) = first_non_phi else { continue };
-            let slot = out.len() as u64;
+            if let Some(at) = first_non_phi {
+                sites.push((k, classes, at));
+            }
+        }
+        if sites.is_empty() {
+            continue;
+        }
+        let nf = sites.len() as u32;
+        let first_slot = out.len() as u64;
+        // The function's own counters: a local array, zeroed on entry, incremented in each
+        // block, added to the call's buffer before every return. Its address never escapes,
+        // so SROA (run after this pass) turns every slot into an SSA value: an increment is
+        // one register add, not a load-add-store chain through memory.
+        let entry = f.get_first_basic_block().ok_or("no entry block")?;
+        let first = entry.get_first_instruction().ok_or("empty entry block")?;
+        b.position_before(&first);
+        let arr_t = i64t.array_type(nf);
+        let local = b.build_alloca(arr_t, "cnt.local").map_err(e)?;
+        let slot_ptr = |j: u32| {
+            // SAFETY (of the IR): j < nf, the array's length.
+            unsafe {
+                b.build_gep(
+                    arr_t,
+                    local,
+                    &[i64t.const_zero(), i64t.const_int(j as u64, false)],
+                    "cnt.l",
+                )
+            }
+            .map_err(e)
+        };
+        for j in 0..nf {
+            b.build_store(slot_ptr(j)?, i64t.const_zero()).map_err(e)?;
+        }
+        for (j, (k, classes, at)) in sites.into_iter().enumerate() {
             b.position_before(&at);
-            let e = |e: inkwell::builder::BuilderError| e.to_string();
-            // SAFETY (of the IR, not of Rust): the context has `COUNTS` words; the buffer has
-            // one slot per counted block, `slot` < its length (see `Compiled::call_counted`).
-            let cp = unsafe {
-                b.build_gep(
-                    i64t,
-                    ctx,
-                    &[i64t.const_int(crate::rt::field::COUNTS, false)],
-                    "cnt.p",
-                )
-            }
-            .map_err(e)?;
-            let base = b.build_load(ptr, cp, "cnt.base").map_err(e)?;
-            let sp = unsafe {
-                b.build_gep(
-                    i64t,
-                    base.into_pointer_value(),
-                    &[i64t.const_int(slot, false)],
-                    "cnt.s",
-                )
-            }
-            .map_err(e)?;
+            let sp = slot_ptr(j as u32)?;
             let v = b.build_load(i64t, sp, "cnt.v").map_err(e)?;
             let v1 = b
                 .build_int_add(v.into_int_value(), i64t.const_int(1, false), "cnt.v1")
@@ -195,6 +212,38 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
                 index: k,
                 classes,
             });
+        }
+        for r in rets {
+            b.position_before(&r);
+            // SAFETY (of the IR): the context has `COUNTS` words; the buffer has one slot per
+            // counted block of the module (see `Compiled::call_counted`).
+            let cp = unsafe {
+                b.build_gep(
+                    i64t,
+                    ctx,
+                    &[i64t.const_int(crate::rt::field::COUNTS, false)],
+                    "cnt.p",
+                )
+            }
+            .map_err(e)?;
+            let base = b.build_load(ptr, cp, "cnt.base").map_err(e)?;
+            for j in 0..nf {
+                let v = b.build_load(i64t, slot_ptr(j)?, "cnt.v").map_err(e)?;
+                let gp = unsafe {
+                    b.build_gep(
+                        i64t,
+                        base.into_pointer_value(),
+                        &[i64t.const_int(first_slot + j as u64, false)],
+                        "cnt.g",
+                    )
+                }
+                .map_err(e)?;
+                let w = b.build_load(i64t, gp, "cnt.w").map_err(e)?;
+                let s = b
+                    .build_int_add(w.into_int_value(), v.into_int_value(), "cnt.s")
+                    .map_err(e)?;
+                b.build_store(gp, s).map_err(e)?;
+            }
         }
     }
     Ok(out)

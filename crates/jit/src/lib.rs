@@ -314,6 +314,9 @@ fn build(
         let b = blocks::instrument(m).map_err(JitError::Llvm)?;
         m.verify()
             .map_err(|e| JitError::Llvm(format!("invalid IR after block counting: {e}")))?;
+        // Counters in registers (see `blocks`); nothing else has allocas left to promote.
+        m.run_passes("function(sroa)", &tm, PassBuilderOptions::create())
+            .map_err(|e| JitError::Llvm(e.to_string()))?;
         Some(b)
     } else {
         None
