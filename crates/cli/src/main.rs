@@ -269,6 +269,12 @@ struct RunArgs {
     /// access is then undefined behaviour); exists to measure what the guards cost.
     #[arg(long)]
     no_guards: bool,
+    /// Count the entry's fragments exactly (interp: the interpreter's counting run; jit: the
+    /// counting build) and print every label's count with its source location and Γ under
+    /// CM0, CMC and, with a machine profile (`tessera calibrate`), CMW with its predicted
+    /// time. Not with --mode opt.
+    #[arg(long)]
+    count: bool,
     #[command(flatten)]
     poly: PolyArgs,
 }
@@ -1036,7 +1042,50 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         max_steps: a.max_steps,
         ..Default::default()
     };
+    if a.count && (a.mode == Mode::Opt || a.fast_math || a.no_guards) {
+        return Err(usage(
+            "--count counts the program as written: use it with --mode interp or jit, without --fast-math or --no-guards",
+        ));
+    }
     let (r, dt) = match a.mode {
+        _ if a.count => {
+            // The counting build is compiled before the clock starts: time_ms is the call.
+            let build = if a.mode == Mode::Interp {
+                None
+            } else {
+                let opts = tessera_jit::Options {
+                    limits,
+                    ..Default::default()
+                };
+                Some(
+                    tessera_cost::jit::CountingBuild::compile(&prog, &opts).map_err(|e| {
+                        Failure {
+                            text: format!("error: {e}\n"),
+                            code: 3,
+                        }
+                    })?,
+                )
+            };
+            let t0 = Instant::now();
+            let p = match &build {
+                None => tessera_cost::count_run(&prog, &a.entry, &mut args, limits),
+                Some(b) => b.count(&a.entry, &mut args),
+            };
+            let dt = t0.elapsed();
+            match p {
+                Ok(p) => {
+                    print!("{}", count_report(&prog, &p));
+                    (Ok(p.result), dt)
+                }
+                Err(tessera_cost::CostError::Runtime(e)) => (Err(*e), dt),
+                Err(e) => {
+                    return Err(Failure {
+                        text: format!("error: {e}\n"),
+                        code: 1,
+                    })
+                }
+            }
+        }
         Mode::Interp => {
             let t0 = Instant::now();
             let r = tessera_interp::call(&prog, fid, &mut args, limits);
@@ -1087,6 +1136,62 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         write_arrays(dir, f, &args)?;
     }
     Ok(())
+}
+
+/// The labels of a counted run with their counts, and Γ under the models.
+fn count_report(prog: &Program, p: &tessera_cost::Profile) -> String {
+    use tessera_cost::calibrate::{default_profile_path, Family, MachineProfile};
+    use tessera_cost::{CostModel, LabelKind};
+    let mut s = format!(
+        "counts: {} labels, {} fragments; {} label executions\n",
+        p.map.labels().count(),
+        p.map.fragments.len(),
+        p.label_executions()
+    );
+    for (fi, f) in prog.functions.iter().enumerate() {
+        for (kind, id) in p
+            .map
+            .labels_of(FuncId(fi as u32))
+            .into_iter()
+            .map(|(id, k)| (k, id))
+        {
+            let n = p.count(id);
+            if n == 0 {
+                continue;
+            }
+            let what = match kind {
+                LabelKind::Entry => "entry",
+                LabelKind::LoopHeader => "loop header",
+                LabelKind::LoopLatch => "loop latch",
+                LabelKind::LoopExit => "loop exit",
+                LabelKind::Join => "join",
+            };
+            let sp = p.map.node(id).span;
+            s.push_str(&format!(
+                "  {}:{} {what} of `{}`: {n}\n",
+                sp.line, sp.col, f.name
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "gamma: CM0 {:.6e}, CMC {:.6e}",
+        p.gamma(&CostModel::Cm0),
+        p.gamma(&CostModel::Cmc)
+    ));
+    if let Some(prof) = default_profile_path()
+        .filter(|x| x.exists())
+        .and_then(|x| MachineProfile::load(&x).ok())
+    {
+        if let Some((m, k)) = prof.model(Family::Cmw) {
+            let g = p.gamma(&m);
+            s.push_str(&format!(
+                ", CMW {g:.6e} (predicted {:.4} ms by this machine's profile)",
+                g * k / 1e6
+            ));
+        }
+    }
+    s.push('\n');
+    s
 }
 
 /// Named phase timings as `name 1.2, name 3.4`.

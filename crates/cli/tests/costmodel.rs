@@ -112,3 +112,63 @@ fn calibrate_then_skel_with_every_model() {
     assert!(err.contains("--mode jit"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn run_count_gives_exact_label_counts_in_both_modes() {
+    let root = env!("CARGO_MANIFEST_DIR").to_string() + "/../..";
+    let gemm = format!("{root}/examples/kernels/gemm.c");
+    let args = |mode: &'static str, count: bool| {
+        let mut v = vec![
+            "run".to_string(),
+            gemm.clone(),
+            "--entry".into(),
+            "gemm".into(),
+        ];
+        for d in ["ni=5", "nj=7", "nk=3", "alpha=1.5", "beta=1.2"] {
+            v.push("-D".into());
+            v.push(d.into());
+        }
+        v.extend(["--mode".into(), mode.into()]);
+        if count {
+            v.push("--count".into());
+        }
+        v
+    };
+    let go = |a: Vec<String>| {
+        let o = tessera()
+            .args(&a)
+            .env("TESSERA_PROFILE", "/nonexistent/tessera-profile.json")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{a:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let plain = go(args("jit", false));
+    let sums = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("checksum"))
+            .map(String::from)
+            .collect()
+    };
+    let counted: Vec<String> = ["interp", "jit"]
+        .iter()
+        .map(|m| go(args(m, true)))
+        .collect();
+    let labels = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("counts:") || l.starts_with("  ") || l.starts_with("gamma:"))
+            .map(String::from)
+            .collect()
+    };
+    for c in &counted {
+        assert_eq!(sums(c), sums(&plain));
+        // i loop: ni + 1 tests; innermost j loop of the k nest: ni * nk * (nj + 1).
+        assert!(c.contains("13:21 loop header of `gemm`: 6\n"), "{c}");
+        assert!(c.contains("18:29 loop header of `gemm`: 120\n"), "{c}");
+        assert!(c.contains("373 label executions"), "{c}");
+        assert!(c.contains("gamma: CM0 3.730000e2, CMC "), "{c}");
+    }
+    assert_eq!(labels(&counted[0]), labels(&counted[1]));
+    let o = tessera().args(args("opt", true)).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
