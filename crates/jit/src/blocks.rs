@@ -20,8 +20,8 @@ use inkwell::values::{FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 
 /// The instruction classes of optimised LLVM IR, in the order of [`BlockInfo::classes`].
-pub const MACHINE_CLASSES: [&str; 8] = [
-    "load", "store", "int", "float", "vector", "math", "branch", "call",
+pub const MACHINE_CLASSES: [&str; 9] = [
+    "load", "store", "int", "float", "vector", "math", "branch", "call", "entry",
 ];
 
 /// A counted basic block.
@@ -31,9 +31,11 @@ pub struct BlockInfo {
     pub function: String,
     /// Its index in that function.
     pub index: usize,
-    /// Instructions per class ([`MACHINE_CLASSES`] order); `phi`, unconditional branches,
+    /// Instructions per class ([`MACHINE_CLASSES`] order; `entry` is 1 for the first block of
+    /// an entry wrapper: one per call from Rust, whose fixed cost — argument checks, context,
+    /// arena — is outside the JIT'd code); `phi`, unconditional branches,
     /// returns, `alloca` and debug/lifetime intrinsics are not counted.
-    pub classes: [u32; 8],
+    pub classes: [u32; 9],
 }
 
 const LOAD: usize = 0;
@@ -44,6 +46,7 @@ const VECTOR: usize = 4;
 const MATH: usize = 5;
 const BRANCH: usize = 6;
 const CALL: usize = 7;
+const ENTRY: usize = 8;
 
 fn callee_name(i: &InstructionValue<'_>) -> String {
     let n = i.get_num_operands();
@@ -151,7 +154,10 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
         let mut sites = Vec::new();
         let mut rets = Vec::new();
         for (k, bb) in f.get_basic_block_iter().enumerate() {
-            let mut classes = [0u32; 8];
+            let mut classes = [0u32; 9];
+            if k == 0 && fname.starts_with("tessera_entry") {
+                classes[ENTRY] = 1;
+            }
             let mut first_non_phi = None;
             let mut it = bb.get_first_instruction();
             while let Some(i) = it {
