@@ -10,10 +10,12 @@ times include the counters: median x1.02 to x1.04 over the calibration suite).
 
 Usage: python3 bench/costmodel.py [--runs 3] [--threads 1] [--profile FILE] [--md docs/costmodel-table.md]
 """
-import argparse, os, platform, re, statistics, subprocess, sys
+import argparse, os, platform, statistics, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from skeletons import get, tess  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-T = os.path.join(ROOT, "target", "release", "tessera")
 K = os.path.join(ROOT, "examples", "kernels")
 
 # name, file, entry, skeleton, range, defines, tau sweep (small to large tasks)
@@ -28,18 +30,6 @@ BENCHES = [
 MODELS = ["cm0", "cmc", "cmw", "cmw-m"]
 PAPER = {"matmul": (0.579, 11400), "sumeuler-stride": (6.87, 306), "sumeuler-chunk": (4.31, 129),
          "fib": (0.542, 294), "kmeans": (0.535, 2100), "mandelbrot": (0.251, 17000)}
-
-
-def tess(args):
-    r = subprocess.run([T] + args, capture_output=True, text=True, cwd=ROOT)
-    if r.returncode != 0:
-        sys.exit("tessera %s failed (%d):\n%s%s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
-    return r.stdout
-
-
-def get(out, pat, conv=float):
-    m = re.search(pat, out, re.M)
-    return conv(m.group(1)) if m else None
 
 
 def run_median(args, runs):

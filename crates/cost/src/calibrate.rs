@@ -144,20 +144,7 @@ pub fn fit(samples: &[Sample], family: Family) -> Result<Fit, CostError> {
     let times: Vec<f64> = samples.iter().map(|s| s.time_ns).collect();
     let coef = fit_relative(&rows, &times)?;
     let predicted: Vec<f64> = rows.iter().map(|r| dot(r, &coef)).collect();
-    let mean = times.iter().sum::<f64>() / times.len() as f64;
-    let ss_tot: f64 = times.iter().map(|t| (t - mean).powi(2)).sum();
-    let ss_res: f64 = times
-        .iter()
-        .zip(&predicted)
-        .map(|(t, p)| (t - p).powi(2))
-        .sum();
-    let r2 = if ss_tot > 0.0 {
-        1.0 - ss_res / ss_tot
-    } else if ss_res == 0.0 {
-        1.0
-    } else {
-        f64::NEG_INFINITY
-    };
+    let r2 = crate::model::r_squared(&rows, &times, &coef)?;
     let mut loo = Vec::with_capacity(rows.len());
     for i in 0..rows.len() {
         let r: Vec<Vec<f64>> = (0..rows.len())

@@ -48,6 +48,35 @@ const BRANCH: usize = 6;
 const CALL: usize = 7;
 const ENTRY: usize = 8;
 
+/// Intrinsics that generate no code.
+const FREE_CALLS: &[&str] = &[
+    "llvm.lifetime",
+    "llvm.dbg",
+    "llvm.assume",
+    "llvm.experimental.noalias",
+];
+/// Calls of the math class: square root and the C library's transcendental functions.
+const MATH_CALLS: &[&str] = &[
+    "llvm.sqrt",
+    "tessera_libm",
+    "llvm.exp",
+    "llvm.log",
+    "llvm.pow",
+    "llvm.sin",
+    "llvm.cos",
+];
+/// Intrinsics that are one floating-point instruction.
+const FLOAT_CALLS: &[&str] = &[
+    "llvm.fmuladd",
+    "llvm.fma",
+    "llvm.fabs",
+    "llvm.minnum",
+    "llvm.maxnum",
+    "llvm.floor",
+    "llvm.ceil",
+    "llvm.vector.reduce.f",
+];
+
 fn callee_name(i: &InstructionValue<'_>) -> String {
     let n = i.get_num_operands();
     if n == 0 {
@@ -86,31 +115,13 @@ fn class(i: &InstructionValue<'_>) -> Option<usize> {
         }
         Call => {
             let name = callee_name(i);
-            if name.starts_with("llvm.lifetime")
-                || name.starts_with("llvm.dbg")
-                || name.starts_with("llvm.assume")
-                || name.starts_with("llvm.experimental.noalias")
-            {
+            let is = |ps: &[&str]| ps.iter().any(|p| name.starts_with(p));
+            if is(FREE_CALLS) {
                 return None;
             }
-            if name.starts_with("llvm.sqrt")
-                || name.starts_with("tessera_libm")
-                || name.starts_with("llvm.exp")
-                || name.starts_with("llvm.log")
-                || name.starts_with("llvm.pow")
-                || name.starts_with("llvm.sin")
-                || name.starts_with("llvm.cos")
-            {
+            if is(MATH_CALLS) {
                 MATH
-            } else if name.starts_with("llvm.fmuladd")
-                || name.starts_with("llvm.fma")
-                || name.starts_with("llvm.fabs")
-                || name.starts_with("llvm.minnum")
-                || name.starts_with("llvm.maxnum")
-                || name.starts_with("llvm.floor")
-                || name.starts_with("llvm.ceil")
-                || name.starts_with("llvm.vector.reduce.f")
-            {
+            } else if is(FLOAT_CALLS) {
                 FLOAT
             } else if name.starts_with("llvm.") {
                 INT
