@@ -1047,6 +1047,70 @@ impl<'ctx> Gen<'ctx, '_> {
 
     // ---------------------------------------------------------------- statements
 
+    /// `if`, and `else if` chains as one construct. A chain of n arms joins through a tree
+    /// of join blocks of fan-in [`JOIN_FAN_IN`] laid out after the arms, not through n nested
+    /// joins (nor one join of n predecessors): SimplifyCFG folds every empty arm into its
+    /// join at a cost linear in the join's predecessors, quadratic on a long chain (10,000
+    /// arms took 19 s, all in `TryToSimplifyUncondBranchFromEmptyBlock`); with the tree, and
+    /// the leaves visited first, each fold sees at most a few fan-ins of predecessors.
+    fn if_chain(&mut self, fs: &mut Fs<'ctx>, cond: &Expr, then: &[Stmt], els: &[Stmt]) -> R<()> {
+        let mut arms = vec![(cond, then)];
+        let mut last = els;
+        while let [Stmt::If { cond, then, els }] = last {
+            arms.push((cond, then));
+            last = els;
+        }
+        // The joins: level 0 takes the arms (the final `else` counts as one), each level
+        // above takes the level below, until one block is left.
+        let mut levels: Vec<Vec<BasicBlock<'ctx>>> = Vec::new();
+        let mut width = arms.len() + 1;
+        loop {
+            width = width.div_ceil(JOIN_FAN_IN);
+            levels.push(
+                (0..width)
+                    .map(|_| self.cx.append_basic_block(fs.f, "endif"))
+                    .collect(),
+            );
+            if width == 1 {
+                break;
+            }
+        }
+        let n = arms.len();
+        for (i, (cond, then)) in arms.into_iter().enumerate() {
+            let tb = self.cx.append_basic_block(fs.f, "then");
+            let eb = self.cx.append_basic_block(fs.f, "else");
+            self.cond_br(fs, cond, tb, eb)?;
+            self.b.position_at_end(tb);
+            self.exec_list(fs, then)?;
+            self.b
+                .build_unconditional_branch(levels[0][i / JOIN_FAN_IN])?;
+            self.b.position_at_end(eb);
+        }
+        self.exec_list(fs, last)?;
+        self.b
+            .build_unconditional_branch(levels[0][n / JOIN_FAN_IN])?;
+        for l in 0..levels.len() - 1 {
+            for (j, b) in levels[l].iter().enumerate() {
+                self.b.position_at_end(*b);
+                self.b
+                    .build_unconditional_branch(levels[l + 1][j / JOIN_FAN_IN])?;
+            }
+        }
+        // Lay the joins out after the arms, lowest level first.
+        let mut at =
+            fs.f.get_last_basic_block()
+                .expect("the function has blocks");
+        for b in levels.iter().flatten() {
+            if *b != at {
+                b.move_after(at)
+                    .map_err(|()| JitError::Llvm("cannot move a block".into()))?;
+            }
+            at = *b;
+        }
+        self.b.position_at_end(at);
+        Ok(())
+    }
+
     fn exec_list(&mut self, fs: &mut Fs<'ctx>, stmts: &[Stmt]) -> R<()> {
         let mark = if stmts.iter().any(|s| matches!(s, Stmt::DeclArray { .. })) {
             let c = self.b.build_call(self.mark_fn, &[fs.ctx.into()], "mark")?;
@@ -1144,19 +1208,7 @@ impl<'ctx> Gen<'ctx, '_> {
             Stmt::Expr(e) => {
                 self.eval_any(fs, e)?;
             }
-            Stmt::If { cond, then, els } => {
-                let tb = self.cx.append_basic_block(fs.f, "then");
-                let eb = self.cx.append_basic_block(fs.f, "else");
-                let mb = self.cx.append_basic_block(fs.f, "endif");
-                self.cond_br(fs, cond, tb, eb)?;
-                self.b.position_at_end(tb);
-                self.exec_list(fs, then)?;
-                self.b.build_unconditional_branch(mb)?;
-                self.b.position_at_end(eb);
-                self.exec_list(fs, els)?;
-                self.b.build_unconditional_branch(mb)?;
-                self.b.position_at_end(mb);
-            }
+            Stmt::If { cond, then, els } => self.if_chain(fs, cond, then, els)?,
             Stmt::While {
                 cond, body, step, ..
             } => {
@@ -2253,6 +2305,9 @@ impl<'ctx> Gen<'ctx, '_> {
 /// and scalar variables: `+ - * & | ^`, unary operators, comparisons and casts.
 /// Words of the environment of an outlined parallel loop before the variables: the caller's
 /// context, its call depth, a lock, the first iteration of the failed chunk reported so far.
+/// Fan-in of the join tree of an `else if` chain (see `Gen::if_chain`).
+const JOIN_FAN_IN: usize = 16;
+
 const ENV_VARS: u64 = 4;
 /// Size of the JIT context in 8-byte words.
 const CTX_WORDS: u64 = field::STACK_LIMIT + 1;

@@ -74,6 +74,35 @@ fn else_if_chain_of_2000_through_the_jit() {
     assert_eq!(r, Some(Scalar::I32(3_998)));
 }
 
+/// Every arm of a chain joins through the join tree (fan-in 16, so arms 15/16/17 and
+/// 255/256/257 sit on its block boundaries), optimised: 300 arms (two levels, the full O3
+/// pipeline) and 10,000 (a huge function with thousands of branches: promotion and one
+/// simplification only, which took 14 s in the O1 pipeline and takes well under 1 s).
+#[test]
+fn else_if_chains_through_the_optimising_jit_take_every_arm() {
+    for n in [300usize, 10_000] {
+        let src = else_if_chain(n);
+        let results = on_8mib_stack(move || {
+            let prog = tessera_sema::compile_source(&src, &HashMap::new()).expect("accepted");
+            let fid = prog.function("g").unwrap().0;
+            let c = tessera_jit::Compiled::compile(&prog, &Default::default()).unwrap();
+            let xs = [-1, 0, 1, 15, 16, 17, 255, 256, 257, 299, 300, 9_999, 10_000];
+            xs.map(|x| {
+                let mut args = vec![ArgValue::Scalar(Scalar::I32(x))];
+                (x, c.call(fid, &mut args).unwrap())
+            })
+        });
+        for (x, r) in results {
+            let want = if (0..n as i32).contains(&x) {
+                2 * x
+            } else {
+                -1
+            };
+            assert_eq!(r, Some(Scalar::I32(want)), "{n} arms, x = {x}");
+        }
+    }
+}
+
 #[test]
 fn flat_sum_of_256_terms_and_252_else_ifs_are_not_nesting() {
     // Both were rejected as "nesting too deep" (the limit is 256 levels of real nesting).
