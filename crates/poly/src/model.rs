@@ -1524,6 +1524,19 @@ fn wide_subscripts<'c>(
             for v in a.terms.keys() {
                 cons.push(format!("{MIN} <= {} <= {MAX}", names[v]));
             }
+            // Every parameter and counter holds a value of its type (isl's are unbounded):
+            // `j + 1` with `0 <= j <= ny - 2` is within `int` because `ny` is an `int`.
+            let typed = s
+                .params
+                .iter()
+                .filter_map(|p| Some((*p, *s.param_types.get(p)?)))
+                .chain(st.loops.iter().map(|l| (l.var, l.ty)));
+            for (v, ty) in typed {
+                if let Some(n) = names.get(&v) {
+                    let (lo, hi) = crate::scop::type_range(ty);
+                    cons.push(format!("{lo} <= {n} <= {hi}"));
+                }
+            }
             cons.push(format!("({x} < {MIN} or {x} > {MAX})"));
             let outside = ctx
                 .union_set(&format!(
