@@ -2305,10 +2305,9 @@ impl<'ctx> Gen<'ctx, '_> {
 /// and scalar variables: `+ - * & | ^`, unary operators, comparisons and casts.
 /// Words of the environment of an outlined parallel loop before the variables: the caller's
 /// context, its call depth, a lock, the first iteration of the failed chunk reported so far.
+const ENV_VARS: u64 = 4;
 /// Fan-in of the join tree of an `else if` chain (see `Gen::if_chain`).
 const JOIN_FAN_IN: usize = 16;
-
-const ENV_VARS: u64 = 4;
 /// Size of the JIT context in 8-byte words.
 const CTX_WORDS: u64 = field::STACK_LIMIT + 1;
 

@@ -1510,6 +1510,20 @@ fn wide_subscripts<'c>(
     for st in &s.stmts {
         let its: Vec<&str> = st.loops.iter().map(|l| names[&l.var].as_str()).collect();
         let tuple = format!("{}[{}]", st.name, its.join(", "));
+        // Every parameter and counter holds a value of its type (isl's are unbounded):
+        // `j + 1` with `0 <= j <= ny - 2` is within `int` because `ny` is an `int`.
+        let mut typed = st.constraints.clone();
+        let vars = s
+            .params
+            .iter()
+            .filter_map(|p| Some((*p, *s.param_types.get(p)?)))
+            .chain(st.loops.iter().map(|l| (l.var, l.ty)));
+        for (v, ty) in vars {
+            if let Some(n) = names.get(&v) {
+                let (lo, hi) = crate::scop::type_range(ty);
+                typed.push(format!("{lo} <= {n} <= {hi}"));
+            }
+        }
         let mut proven = Vec::new();
         for a in crate::gen::compound_int_subscripts(st) {
             let known = a.terms.keys().all(|v| {
@@ -1520,23 +1534,7 @@ fn wide_subscripts<'c>(
                 continue;
             }
             let x = a.to_isl(names);
-            let mut cons = st.constraints.clone();
-            for v in a.terms.keys() {
-                cons.push(format!("{MIN} <= {} <= {MAX}", names[v]));
-            }
-            // Every parameter and counter holds a value of its type (isl's are unbounded):
-            // `j + 1` with `0 <= j <= ny - 2` is within `int` because `ny` is an `int`.
-            let typed = s
-                .params
-                .iter()
-                .filter_map(|p| Some((*p, *s.param_types.get(p)?)))
-                .chain(st.loops.iter().map(|l| (l.var, l.ty)));
-            for (v, ty) in typed {
-                if let Some(n) = names.get(&v) {
-                    let (lo, hi) = crate::scop::type_range(ty);
-                    cons.push(format!("{lo} <= {n} <= {hi}"));
-                }
-            }
+            let mut cons = typed.clone();
             cons.push(format!("({x} < {MIN} or {x} > {MAX})"));
             let outside = ctx
                 .union_set(&format!(
