@@ -275,6 +275,13 @@ struct RunArgs {
     /// time. Not with --mode opt.
     #[arg(long)]
     count: bool,
+    /// Call the entry this many times, each on a fresh copy of the same inputs, and report
+    /// the median call time (`time_ms`) and every call's (`times_ms`); the outputs of every
+    /// call must be equal (else an error). Compilation happens once, before the first call.
+    /// For timing kernels of microseconds, whose first call pays cold caches and sleeping
+    /// workers: --repeat 5.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    repeat: u32,
     #[command(flatten)]
     poly: PolyArgs,
 }
@@ -1042,6 +1049,11 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         max_steps: a.max_steps,
         ..Default::default()
     };
+    if a.count && a.repeat > 1 {
+        return Err(usage(
+            "--count runs the entry once: use it without --repeat",
+        ));
+    }
     if a.count && (a.mode == Mode::Opt || a.fast_math || a.no_guards) {
         return Err(usage(
             "--count counts the program as written: use it with --mode interp or jit, without --fast-math or --no-guards",
@@ -1086,11 +1098,11 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 }
             }
         }
-        Mode::Interp => {
+        Mode::Interp => repeated(&mut args, a.repeat, |args| {
             let t0 = Instant::now();
-            let r = tessera_interp::call(&prog, fid, &mut args, limits);
+            let r = tessera_interp::call(&prog, fid, args, limits);
             (r, t0.elapsed())
-        }
+        })?,
         Mode::Jit | Mode::Opt => {
             let opts = tessera_jit::Options {
                 fast_math: a.fast_math,
@@ -1121,13 +1133,15 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 jit.compile_ms(),
                 phases_text(jit.phase_ms())
             );
-            let t0 = Instant::now();
-            // SAFETY: with guards (the default) this is the safe `call`. `--no-guards` is
-            // documented as unsafe (an out-of-bounds access, a division by zero or a bad
-            // shift is undefined behaviour); whoever passes it vouches for the kernel and
-            // its inputs, as for a kernel compiled by gcc without checks.
-            let r = unsafe { jit.call_unchecked(fid, &mut args) };
-            (r, t0.elapsed())
+            repeated(&mut args, a.repeat, |args| {
+                let t0 = Instant::now();
+                // SAFETY: with guards (the default) this is the safe `call`. `--no-guards` is
+                // documented as unsafe (an out-of-bounds access, a division by zero or a bad
+                // shift is undefined behaviour); whoever passes it vouches for the kernel and
+                // its inputs, as for a kernel compiled by gcc without checks.
+                let r = unsafe { jit.call_unchecked(fid, args) };
+                (r, t0.elapsed())
+            })?
         }
     };
     let result = r.map_err(|e| runtime_failure(&src, &e))?;
@@ -1136,6 +1150,62 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         write_arrays(dir, f, &args)?;
     }
     Ok(())
+}
+
+/// Runs `call` `repeat` times, each on a fresh copy of `args` as given, leaves the first
+/// call's outputs in `args` and returns its result with the median time. With more than one
+/// call, prints every call's time (`times_ms:`) and fails if a call's result or outputs differ
+/// from the first's (a kernel whose output depends on the schedule of its threads) or if a
+/// later call fails where the first did not.
+fn repeated<R: std::fmt::Debug, E>(
+    args: &mut Vec<ArgValue>,
+    repeat: u32,
+    mut call: impl FnMut(&mut Vec<ArgValue>) -> (Result<R, E>, std::time::Duration),
+) -> Result<(Result<R, E>, std::time::Duration), Failure> {
+    let fresh = (repeat > 1).then(|| args.clone());
+    let (first, t) = call(args);
+    let Some(fresh) = fresh else {
+        return Ok((first, t));
+    };
+    // Arrays by their checksums (NaNs canonical), results as printed.
+    let print = |args: &[ArgValue]| -> Vec<u64> {
+        args.iter()
+            .filter_map(|x| match x {
+                ArgValue::Array(d) => Some(d.checksum()),
+                ArgValue::Scalar(_) => None,
+            })
+            .collect()
+    };
+    let mut times = vec![t];
+    if let Ok(want) = &first {
+        let (want, want_args) = (format!("{want:?}"), print(args));
+        for k in 1..repeat {
+            let mut again = fresh.clone();
+            let (r, t) = call(&mut again);
+            times.push(t);
+            let same = match &r {
+                Ok(v) => format!("{v:?}") == want && print(&again) == want_args,
+                Err(_) => false,
+            };
+            if !same {
+                return Err(Failure {
+                    text: format!(
+                        "error: call {} of --repeat {repeat} gave other results than the first call\n",
+                        k + 1
+                    ),
+                    code: 1,
+                });
+            }
+        }
+    }
+    let ms: Vec<String> = times
+        .iter()
+        .map(|d| format!("{:.3}", d.as_secs_f64() * 1e3))
+        .collect();
+    println!("times_ms: {}", ms.join(" "));
+    let mut sorted = times.clone();
+    sorted.sort_unstable();
+    Ok((first, sorted[sorted.len() / 2]))
 }
 
 /// The labels of a counted run with their counts, and Γ under the models.

@@ -1219,30 +1219,57 @@ fn transform<'c>(
     Ok((node.schedule()?, marked))
 }
 
+/// What a subtree of the schedule holds, for [`separate_innermost`].
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Below {
+    /// No band.
+    Nothing,
+    /// Only bands that emit no loop: every member unrolled, or taking one value per
+    /// iteration of the loops around it (a register tile's point band below the loop it
+    /// is jammed into).
+    NoLoop,
+    /// A band that emits a loop.
+    Loop,
+}
+
 /// Asks isl to separate the loops of every innermost band over several statements (each
 /// loop split into pieces with one set of statements and one bound each), so that the
 /// innermost loops carry no test of an outer counter (`if (k == 0) S0(j)` inside the `j`
-/// loop of a fused matrix product would keep LLVM from vectorising it). Returns whether the
-/// subtree of `node` has a band.
-fn separate_innermost(node: &mut SNode<'_>) -> IslResult<bool> {
-    let mut below = false;
+/// loop of a fused matrix product would keep LLVM from vectorising it). Where the only band
+/// below is a register tile's point band (no loop of its own), the innermost member of the
+/// band above it is the innermost loop, and only it is separated (gesummv's `if (j == 0)`
+/// in the jammed `j` loop; separating the outer members too multiplies the copies of the
+/// unrolled body).
+fn separate_innermost(node: &mut SNode<'_>) -> IslResult<Below> {
+    let mut below = Below::Nothing;
     for i in 0..node.n_children()? {
         let mut c = node.clone().child(i)?;
-        below |= separate_innermost(&mut c)?;
+        below = below.max(separate_innermost(&mut c)?);
         *node = c.parent()?;
     }
     if node.kind()? != NodeKind::Band {
         return Ok(below);
     }
-    if !below && node.domain()?.n_set()? > 1 {
-        for i in 0..node.band_n_member()? {
+    let n = node.band_n_member()?;
+    if below != Below::Loop && node.domain()?.n_set()? > 1 {
+        let members = if below == Below::NoLoop {
+            n.saturating_sub(1)..n
+        } else {
+            0..n
+        };
+        for i in members {
             // Register tiles' strips stay unrolled.
             if node.band_default_loop_type(i)? {
                 *node = node.clone().band_set_separate(i)?;
             }
         }
     }
-    Ok(true)
+    for i in 0..n {
+        if node.band_default_loop_type(i)? && !degenerate(node, i)? {
+            return Ok(Below::Loop);
+        }
+    }
+    Ok(below.max(Below::NoLoop))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -188,7 +188,9 @@ mod tests {
         extern "C" fn body(env: *mut std::ffi::c_void, _lo: i64, _hi: i64) -> i32 {
             // SAFETY: `env` is the `AtomicUsize` below, alive for the whole call.
             let seen = unsafe { &*(env as *const AtomicUsize) };
-            seen.fetch_max(rayon::current_num_threads(), Ordering::Relaxed);
+            // Chunks run on the calling thread or the pool's workers, inside the runtime
+            // entered (nested parallel loops would go to it).
+            seen.fetch_max(Runtime::with_current(|r| r.threads()), Ordering::Relaxed);
             0
         }
         let n = Runtime::global().threads() + 1;

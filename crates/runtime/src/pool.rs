@@ -1,10 +1,9 @@
 //! The thread pool ([`Runtime`]) and the safe parallel-for.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
-
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::error::{panic_message, ParallelForError, RuntimeError};
 
@@ -23,10 +22,43 @@ pub const THREADS_ENV: &str = "TESSERA_THREADS";
 pub struct Runtime {
     pool: rayon::ThreadPool,
     threads: usize,
-    /// What handing a range to the pool and joining costs here, in nanoseconds (median
-    /// of a few empty fork-joins, measured on first use; see [`Runtime::fork_join_ns`]).
-    fork_join_ns: OnceLock<u64>,
+    /// What splitting a loop costs here ([`Runtime::split_costs`], measured when the pool
+    /// is built).
+    split_costs: OnceLock<SplitCosts>,
+    /// When the pool was built; the origin of `last_region_end`.
+    epoch: Instant,
+    /// When the last parallel region of [`Runtime::parallel_for`] ended, in nanoseconds
+    /// since `epoch` (0: never).
+    last_region_end: AtomicU64,
+    /// Estimated work (ns) of the loops run on the calling thread since the last parallel
+    /// region only because the workers were asleep ([`Runtime::worth_splitting`]).
+    cold_credit: AtomicU64,
+    /// When the credit was last raised, as `last_region_end`.
+    last_credit: AtomicU64,
 }
+
+/// What splitting a loop among the workers costs, measured per pool
+/// ([`Runtime::split_costs`]), in nanoseconds. *Hot*: right after a parallel region, while
+/// the workers still spin looking for work; *cold*: after [`IDLE_AFTER`], when they sleep.
+/// On the 2-core VM where this was written: hot wake 0.6 us and spawn 0.2 us; cold wake
+/// 17-37 us and spawn 6.5-8 us (and now and then 4 ms, the host not running the idle
+/// virtual core).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitCosts {
+    /// Handing the helpers their jobs, as the calling thread sees it, workers spinning.
+    pub spawn_hot: u64,
+    /// From handing a job to a spinning worker until it starts.
+    pub wake_hot: u64,
+    /// Handing the helpers their jobs when the workers sleep (waking one).
+    pub spawn_cold: u64,
+    /// From handing a job to a sleeping worker until it starts.
+    pub wake_cold: u64,
+}
+
+/// How long after a parallel region the workers count as still spinning (rayon lets them
+/// look for work some 10-30 us before it puts them to sleep; measured here: 1 us to wake
+/// 10 us after a job, 17 us at 30 us after).
+pub const IDLE_AFTER: Duration = Duration::from_micros(10);
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -110,11 +142,15 @@ impl Runtime {
         let rt = Runtime {
             pool,
             threads: n,
-            fork_join_ns: OnceLock::new(),
+            split_costs: OnceLock::new(),
+            epoch: Instant::now(),
+            last_region_end: AtomicU64::new(0),
+            cold_credit: AtomicU64::new(0),
+            last_credit: AtomicU64::new(0),
         };
         if n > 1 {
             // Calibrated now, not inside the first parallel loop a kernel times.
-            rt.fork_join_ns();
+            rt.split_costs();
         }
         Ok(rt)
     }
@@ -164,37 +200,118 @@ impl Runtime {
         n.div_ceil(self.threads as u64 * 4).max(1)
     }
 
-    /// The cost of one fork-join on this pool (handing chunks to every worker, waking
-    /// them, joining), in nanoseconds: the median of 15 empty fork-joins, measured when the
-    /// pool is built and kept (a per-machine, per-pool calibration).
-    pub fn fork_join_ns(&self) -> u64 {
-        *self.fork_join_ns.get_or_init(|| {
-            let chunks = self.threads * 4;
-            let mut v: Vec<u64> = (0..15)
-                .map(|_| {
-                    let t = std::time::Instant::now();
-                    self.install(|| {
-                        (0..chunks).into_par_iter().with_max_len(1).for_each(|c| {
-                            std::hint::black_box(c);
-                        })
+    /// What splitting a loop costs on this pool: five hand-overs of a job to a worker that
+    /// has just finished one (hot) and five after 2 ms of sleep (cold), the medians of the
+    /// time the calling thread spends handing it over and of the time until the worker
+    /// starts it. Measured when a pool of more than one thread is built (some 12 ms) and
+    /// kept: a per-machine, per-pool calibration.
+    pub fn split_costs(&self) -> SplitCosts {
+        *self.split_costs.get_or_init(|| {
+            let sample = |sleep: bool| -> (u64, u64) {
+                let mut spawn = Vec::new();
+                let mut wake = Vec::new();
+                for _ in 0..5 {
+                    // A job first, so that a worker has just been busy.
+                    let done = Arc::new(AtomicU64::new(0));
+                    let d = Arc::clone(&done);
+                    self.pool.spawn(move || d.store(1, Ordering::SeqCst));
+                    while done.load(Ordering::SeqCst) == 0 {
+                        std::hint::spin_loop();
+                    }
+                    if sleep {
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    let t0 = Instant::now();
+                    let started = Arc::new(AtomicU64::new(0));
+                    let s = Arc::clone(&started);
+                    self.pool.spawn(move || {
+                        s.store(t0.elapsed().as_nanos() as u64 + 1, Ordering::SeqCst)
                     });
-                    t.elapsed().as_nanos() as u64
-                })
-                .collect();
-            v.sort_unstable();
-            v[v.len() / 2]
+                    spawn.push(t0.elapsed().as_nanos() as u64);
+                    let w = loop {
+                        let w = started.load(Ordering::SeqCst);
+                        if w != 0 {
+                            break w - 1;
+                        }
+                        std::hint::spin_loop();
+                    };
+                    wake.push(w);
+                }
+                spawn.sort_unstable();
+                wake.sort_unstable();
+                (spawn[2], wake[2])
+            };
+            let (spawn_hot, wake_hot) = sample(false);
+            let (spawn_cold, wake_cold) = sample(true);
+            SplitCosts {
+                spawn_hot,
+                wake_hot,
+                spawn_cold: spawn_cold.max(spawn_hot),
+                wake_cold: wake_cold.max(wake_hot),
+            }
         })
+    }
+
+    /// Nanoseconds since `epoch`, at least 1 (0 means never in `last_region_end`).
+    fn now_ns(&self) -> u64 {
+        (self.epoch.elapsed().as_nanos() as u64).max(1)
+    }
+
+    /// Whether a loop whose remaining iterations would take `estimate` ns on one thread
+    /// should be split among the pool's `T` threads. The calling thread works through the
+    /// region ([`Runtime::parallel_for`]): it pays the hand-over (spawn) and, until the
+    /// helpers wake, works alone, so splitting takes about spawn + wake + (estimate - wake) / T
+    /// instead of estimate. Split when the estimate is at least twice the break-even point,
+    /// `estimate >= 2 (wake + spawn T / (T - 1))`, with the hot costs if a region ended
+    /// less than [`IDLE_AFTER`] ago, else the cold ones. Waking sleeping workers is paid once
+    /// for a run of loops (the next ones find them spinning), so a loop worth splitting hot
+    /// but not cold runs alone and its estimate is credited; once the credit reaches the
+    /// cold threshold the workers are woken anyway (rent until the rent paid equals the
+    /// price of buying: at most twice the best choice in hindsight, for the small loops of
+    /// a time loop). The credit counts only loops that follow each other closely: it is
+    /// dropped when more time than the cold threshold has passed since the last credited
+    /// one (a kernel of one small loop called now and then never wakes the workers).
+    fn worth_splitting(&self, estimate: u64) -> bool {
+        let c = self.split_costs();
+        let t = self.threads as u64;
+        let threshold =
+            |spawn: u64, wake: u64| 2 * (wake + (spawn * t).div_ceil(t.saturating_sub(1).max(1)));
+        if estimate < threshold(c.spawn_hot, c.wake_hot) {
+            return false;
+        }
+        let last = self.last_region_end.load(Ordering::Relaxed);
+        if last != 0 && self.now_ns().saturating_sub(last) < IDLE_AFTER.as_nanos() as u64 {
+            return true;
+        }
+        let cold = threshold(c.spawn_cold, c.wake_cold);
+        let now = self.now_ns();
+        let since = now.saturating_sub(self.last_credit.load(Ordering::Relaxed));
+        let credit = if since > cold.saturating_add(estimate) {
+            0
+        } else {
+            self.cold_credit.load(Ordering::Relaxed)
+        };
+        if estimate >= cold || credit.saturating_add(estimate) >= cold {
+            self.cold_credit.store(0, Ordering::Relaxed);
+            return true;
+        }
+        self.cold_credit
+            .store(credit.saturating_add(estimate), Ordering::Relaxed);
+        self.last_credit.store(now, Ordering::Relaxed);
+        false
     }
 
     /// Runs `body(lo', hi')` over `[lo, hi)` split into chunks of `chunk`
     /// iterations (`chunk <= 0`: [`Runtime::default_chunk`]), in parallel.
     ///
     /// With `chunk <= 0` the loop first runs a probe, its first `n / 256` iterations (at
-    /// least one) on the calling thread, timed; where the rest would take less than
-    /// twice what parallel execution could save against a fork-join
-    /// ([`Runtime::fork_join_ns`]: rest < 2 fork-join x T / (T - 1)), the rest runs there too
-    /// as one range, else it is split among the workers. Small parallel loops inside
-    /// sequential ones (a stencil's rows) then cost no more than sequential code.
+    /// least one) on the calling thread, timed; where the rest is not worth splitting
+    /// (`worth_splitting`: the estimate against the measured cost of handing work to the
+    /// workers and of waking them, [`Runtime::split_costs`]) the rest runs there too as one
+    /// range, else it is split. Small parallel loops inside sequential ones (a stencil's
+    /// rows) then cost no more than sequential code. Split, the chunks are taken in order
+    /// by the calling thread and up to `T - 1` workers, the calling thread working, not
+    /// waiting (`Runtime::share`).
     ///
     /// `body` returns `Err(code)` to fail. A failure (or panic) in a chunk
     /// skips every chunk after it that has not started (a shared position
@@ -235,9 +352,7 @@ impl Runtime {
                 return Ok(());
             }
             let estimate = took.saturating_mul(rest as u128) / probe as u128;
-            let t_ = self.threads as u128;
-            let worth = 2 * self.fork_join_ns() as u128 * t_ / (t_ - 1);
-            if estimate < worth {
+            if !self.worth_splitting(u64::try_from(estimate).unwrap_or(u64::MAX)) {
                 return match catch_unwind(AssertUnwindSafe(|| body(mid, hi))) {
                     Ok(Ok(())) => Ok(()),
                     Ok(Err(code)) => Err(ParallelForError::Body(code)),
@@ -269,27 +384,67 @@ impl Runtime {
             // failure is the earliest.
             return (0..chunks).try_for_each(run);
         }
-        // The earliest failed chunk so far (usize::MAX: none) and its error.
-        let stop_at = AtomicUsize::new(usize::MAX);
-        let first: Mutex<Option<(usize, ParallelForError)>> = Mutex::new(None);
-        let fail = |c: usize, e: ParallelForError| {
-            let mut g = first.lock().unwrap_or_else(|p| p.into_inner());
-            if g.as_ref().map_or(true, |(d, _)| c < *d) {
-                *g = Some((c, e));
-            }
-            stop_at.fetch_min(c, Ordering::AcqRel);
-        };
-        self.install(|| {
-            (0..chunks).into_par_iter().with_max_len(1).for_each(|c| {
-                if c > stop_at.load(Ordering::Acquire) {
-                    return;
-                }
-                if let Err(e) = run(c) {
-                    fail(c, e);
-                }
-            })
+        self.share(chunks, &run)
+    }
+
+    /// Runs `run(c)` for every chunk `c` in `0..chunks`, the calling thread and up to
+    /// `threads - 1` of the pool's workers taking chunks in order from a shared counter.
+    ///
+    /// The calling thread works rather than waits: it does not depend on when the workers
+    /// wake up. (On a virtual machine a sleeping worker's core may take milliseconds to come
+    /// back; a fork-join that waited for it made 2 threads slower than 1, and one that
+    /// lands on a worker that never wakes in time costs nothing here: the caller takes every
+    /// chunk, and the late helper finds none left.) Helpers are reference-counted jobs that
+    /// may outlive this call; they reach `run` only through [`Region::enter`], and this call
+    /// returns only once the region is closed and no helper is inside it.
+    ///
+    /// A failure in chunk `c` stops the taking of chunks after `c`; chunks taken before it
+    /// still run, and the earliest failure is returned (as for a sequential loop).
+    fn share(
+        &self,
+        chunks: usize,
+        run: &(dyn Fn(usize) -> Result<(), ParallelForError> + Sync),
+    ) -> Result<(), ParallelForError> {
+        let region = Arc::new(Region {
+            next: AtomicUsize::new(0),
+            chunks,
+            stop_at: AtomicUsize::new(usize::MAX),
+            first: Mutex::new(None),
+            active: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+            // SAFETY: the lifetime is erased so that helper jobs ('static) can hold the
+            // pointer; `Region::enter` lets them dereference it only while the region is
+            // open, and this function does not return (so `run` outlives every use) until
+            // it has closed the region and seen no helper inside.
+            run: RunPtr(unsafe {
+                std::mem::transmute::<
+                    *const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + '_),
+                    *const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + 'static),
+                >(run)
+            }),
         });
-        let e = first.into_inner().unwrap_or_else(|p| p.into_inner());
+        for _ in 1..self.threads.min(chunks) {
+            let r = Arc::clone(&region);
+            self.pool.spawn(move || r.enter());
+        }
+        region.take_chunks(run);
+        region.closed.store(true, Ordering::SeqCst);
+        self.last_region_end.store(self.now_ns(), Ordering::Relaxed);
+        let mut spins = 0u32;
+        while region.active.load(Ordering::SeqCst) != 0 {
+            // A helper inside is running one chunk (it takes no more: none are left).
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        let e = region
+            .first
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         match e {
             None => Ok(()),
             Some((_, e)) => Err(e),
@@ -297,9 +452,178 @@ impl Runtime {
     }
 }
 
+/// The chunk body of one parallel loop, with its lifetime erased ([`Runtime::share`]).
+struct RunPtr(*const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + 'static));
+
+// SAFETY: the pointee is `Sync` (called from several threads at once by design), and it is
+// dereferenced only inside an open region (see `Region::enter`).
+unsafe impl Send for RunPtr {}
+unsafe impl Sync for RunPtr {}
+
+/// What the threads running one parallel loop share ([`Runtime::share`]).
+struct Region {
+    /// The next chunk to take.
+    next: AtomicUsize,
+    /// How many chunks there are.
+    chunks: usize,
+    /// The earliest failed chunk so far (`usize::MAX`: none); no chunk after it is taken.
+    stop_at: AtomicUsize,
+    /// That chunk's error.
+    first: Mutex<Option<(usize, ParallelForError)>>,
+    /// Helpers between their check of `closed` and their last use of `run`.
+    active: AtomicUsize,
+    /// Set by the calling thread once every chunk is taken; `run` may dangle after it.
+    closed: AtomicBool,
+    /// The chunk body, valid while the region is open or a helper is active.
+    run: RunPtr,
+}
+
+impl Region {
+    /// A helper's whole job: takes chunks if the region is still open, else nothing.
+    ///
+    /// `active` is raised before `closed` is read and the caller sets `closed` before it
+    /// reads `active`, all sequentially consistent: if this helper sees the region open,
+    /// its increment comes before the caller's read, which then waits for the decrement
+    /// below (after the helper's last use of `run`); if it sees it closed, it does not
+    /// touch `run`.
+    fn enter(&self) {
+        self.active.fetch_add(1, Ordering::SeqCst);
+        if !self.closed.load(Ordering::SeqCst) {
+            // SAFETY: the region is open and stays alive while `active` > 0 (above).
+            let run = unsafe { &*self.run.0 };
+            self.take_chunks(run);
+        }
+        self.active.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Takes chunks in order and runs them until none is left or one has failed before.
+    fn take_chunks(&self, run: &(dyn Fn(usize) -> Result<(), ParallelForError> + Sync)) {
+        loop {
+            let c = self.next.fetch_add(1, Ordering::AcqRel);
+            if c >= self.chunks || c > self.stop_at.load(Ordering::Acquire) {
+                return;
+            }
+            if let Err(e) = run(c) {
+                let mut g = self.first.lock().unwrap_or_else(|p| p.into_inner());
+                if g.as_ref().map_or(true, |(d, _)| c < *d) {
+                    *g = Some((c, e));
+                }
+                self.stop_at.fetch_min(c, Ordering::AcqRel);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A runtime whose split costs are given, not measured.
+    fn with_costs(threads: usize, c: SplitCosts) -> Runtime {
+        let rt = Runtime {
+            pool: rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap(),
+            threads,
+            split_costs: OnceLock::new(),
+            epoch: Instant::now(),
+            last_region_end: AtomicU64::new(0),
+            cold_credit: AtomicU64::new(0),
+            last_credit: AtomicU64::new(0),
+        };
+        rt.split_costs.set(c).unwrap();
+        rt
+    }
+
+    #[test]
+    fn sleeping_workers_are_woken_once_the_small_loops_run_alone_add_up_to_the_wake_up() {
+        // 2 threads: hot threshold 2 (100 + 2 x 50) = 400 ns, cold 2 (10,000 + 2 x 5,000)
+        // = 40,000 ns.
+        let rt = with_costs(
+            2,
+            SplitCosts {
+                spawn_hot: 50,
+                wake_hot: 100,
+                spawn_cold: 5_000,
+                wake_cold: 10_000,
+            },
+        );
+        // Never worth it, hot or cold: no credit.
+        assert!(!rt.worth_splitting(399));
+        assert_eq!(rt.cold_credit.load(Ordering::Relaxed), 0);
+        // Worth it hot, not cold (no region yet): run alone, credited.
+        assert!(!rt.worth_splitting(15_000));
+        assert!(!rt.worth_splitting(15_000));
+        assert_eq!(rt.cold_credit.load(Ordering::Relaxed), 30_000);
+        // 30,000 + 15,000 >= 40,000: split, the credit spent.
+        assert!(rt.worth_splitting(15_000));
+        assert_eq!(rt.cold_credit.load(Ordering::Relaxed), 0);
+        // Worth a cold wake-up on its own.
+        assert!(rt.worth_splitting(40_000));
+        // Long after the last credited loop, the credit is gone.
+        assert!(!rt.worth_splitting(15_000));
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(!rt.worth_splitting(15_000));
+        assert_eq!(rt.cold_credit.load(Ordering::Relaxed), 15_000);
+        // Right after a region the workers spin: the hot threshold. (Assumes the two
+        // lines run within IDLE_AFTER, 10 us, of each other; retried so that a
+        // descheduling cannot fail the test.)
+        let hot = (0..100).any(|_| {
+            rt.last_region_end.store(rt.now_ns(), Ordering::Relaxed);
+            rt.worth_splitting(400)
+        });
+        assert!(hot);
+    }
+
+    /// Counts the chunks run by `callers_do_every_chunk_when_the_workers_are_busy`'s loop.
+    static RAN: AtomicUsize = AtomicUsize::new(0);
+
+    #[test]
+    fn callers_do_every_chunk_when_the_workers_are_busy() {
+        let rt = with_costs(
+            2,
+            SplitCosts {
+                spawn_hot: 0,
+                wake_hot: 0,
+                spawn_cold: 0,
+                wake_cold: 0,
+            },
+        );
+        // Both workers blocked until `release`.
+        let release = Arc::new(AtomicBool::new(false));
+        let started = Arc::new(AtomicUsize::new(0));
+        for _ in 0..2 {
+            let (r, s) = (Arc::clone(&release), Arc::clone(&started));
+            rt.pool.spawn(move || {
+                s.fetch_add(1, Ordering::SeqCst);
+                while !r.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+            });
+        }
+        while started.load(Ordering::SeqCst) < 2 {
+            std::thread::yield_now();
+        }
+        // The loop's helpers cannot start: the calling thread runs every chunk and returns.
+        let local = vec![1u64; 1000];
+        let sum = AtomicU64::new(0);
+        let r = rt.parallel_for(0, 1000, 10, |a, b| {
+            RAN.fetch_add(1, Ordering::SeqCst);
+            let s: u64 = local[a as usize..b as usize].iter().sum();
+            sum.fetch_add(s, Ordering::SeqCst);
+            Ok(())
+        });
+        assert_eq!(r, Ok(()));
+        assert_eq!(sum.load(Ordering::SeqCst), 1000);
+        assert_eq!(RAN.load(Ordering::SeqCst), 100);
+        drop(local);
+        // The stale helpers run now, find the region closed and do not call the body.
+        release.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(50));
+        rt.pool.broadcast(|_| ());
+        assert_eq!(RAN.load(Ordering::SeqCst), 100);
+    }
 
     #[test]
     fn thread_count_resolution_order() {
