@@ -7,7 +7,8 @@ checkout of PolyBench/C 4.2.1. For every benchmark of the suite:
      (gcc -E -P -DPOLYBENCH_USE_C99_PROTO -D<DATASET>_DATASET -I utilities), and the function
      `kernel_<name>` is cut out of the result, nothing else changed (counters declared at the
      top, `#pragma scop`, its loops and types as PolyBench writes them) but `#include
-     <math.h>` put before it (the benchmark had it through polybench.h);
+     <math.h>` put before it (the benchmark had it through polybench.h), and the typedefs
+     of the benchmark's header that the kernel uses (nussinov's `typedef char base;`);
   2. the integer size arguments are read from the preprocessed `main` (`int n = 500;`),
      floating-point scalars get 1.5 (the values do not change the loop structure), arrays are
      filled by `--init random:1`;
@@ -68,8 +69,12 @@ def cut_kernel(text, name):
         elif text[j] == "}":
             depth -= 1
             if depth == 0:
-                # PolyBench's sources get <math.h> through polybench.h.
-                return "#include <math.h>\n" + text[m.start():j + 1] + "\n"
+                # PolyBench's sources get <math.h> through polybench.h; the typedefs the
+                # kernel uses come from the benchmark's header (nussinov's `base`).
+                body = text[m.start():j + 1]
+                words = set(re.findall(r"\w+", body))
+                tds = [t for t, nm in re.findall(r"(?m)^(typedef [\w ]+? (\w+);)$", text) if nm in words]
+                return "#include <math.h>\n" + "".join(t + "\n" for t in tds) + body + "\n"
     raise RuntimeError("unbalanced braces in kernel_%s" % name)
 
 

@@ -152,6 +152,11 @@ struct PolyArgs {
     /// Run loops marked parallel sequentially (in order) instead of on the thread pool.
     #[arg(long)]
     no_parallel: bool,
+    /// Do not keep the code as written next to each optimised SCoP. By default the JIT
+    /// times both versions on the first executions of a SCoP and keeps the faster (with
+    /// --repeat, the choice is printed as `versions:`).
+    #[arg(long)]
+    no_versions: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -195,6 +200,7 @@ impl PolyArgs {
                 reverse_parallel: self.reverse_parallel,
                 shuffle_parallel: self.shuffle_parallel,
                 sequential: self.no_parallel,
+                versions: !self.no_versions,
             },
         ))
     }
@@ -1133,7 +1139,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 jit.compile_ms(),
                 phases_text(jit.phase_ms())
             );
-            repeated(&mut args, a.repeat, |args| {
+            let r = repeated(&mut args, a.repeat, |args| {
                 let t0 = Instant::now();
                 // SAFETY: with guards (the default) this is the safe `call`. `--no-guards` is
                 // documented as unsafe (an out-of-bounds access, a division by zero or a bad
@@ -1141,7 +1147,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 // its inputs, as for a kernel compiled by gcc without checks.
                 let r = unsafe { jit.call_unchecked(fid, args) };
                 (r, t0.elapsed())
-            })?
+            })?;
+            print!("{}", versions_text(&jit));
+            r
         }
     };
     let result = r.map_err(|e| runtime_failure(&src, &e))?;
@@ -1150,6 +1158,34 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         write_arrays(dir, f, &args)?;
     }
     Ok(())
+}
+
+/// The versioned regions whose code as written has run (so that there was a choice to
+/// make), one line each: which version was kept, or that the choice is pending, with the
+/// best time of each version.
+fn versions_text(jit: &tessera_jit::Compiled) -> String {
+    let mut s = String::new();
+    for (k, (sp, r)) in jit.versions().iter().enumerate() {
+        if r.runs[1] == 0 {
+            continue;
+        }
+        let best = |v: usize| {
+            r.best_ns[v].map_or("-".to_string(), |ns| format!("{:.3} ms", ns as f64 / 1e6))
+        };
+        let what = match r.chosen {
+            Some(tessera_runtime::VERSION_ORIGINAL) => "kept the code as written",
+            Some(_) => "kept the optimised code",
+            None => "still timing both",
+        };
+        s.push_str(&format!(
+            "versions: region {k} at {}:{}: {what} (best times: optimised {}, as written {})\n",
+            sp.line,
+            sp.col,
+            best(0),
+            best(1)
+        ));
+    }
+    s
 }
 
 /// Runs `call` `repeat` times, each on a fresh copy of `args` as given, leaves the first

@@ -592,7 +592,8 @@ impl Builder<'_> {
                 out.push(self.inc_stmt(exit));
                 Some(exit)
             }
-            Stmt::Block(b) => {
+            // Counted as its optimised version, the one the interpreter runs.
+            Stmt::Block(b) | Stmt::Versioned { fast: b, .. } => {
                 let (b_out, end) = self.list(b, cur);
                 out.push(Stmt::Block(b_out));
                 end

@@ -449,6 +449,8 @@ impl<'p> Machine<'p> {
                     break;
                 }
             },
+            // The optimised version (the JIT may run either; they agree bit for bit).
+            Stmt::Versioned { fast, .. } => return self.exec_list(fr, fast),
             Stmt::Block(b) => return self.exec_list(fr, b),
             Stmt::Break => return Ok(Flow::Break),
             Stmt::Continue => return Ok(Flow::Continue),

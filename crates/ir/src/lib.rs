@@ -311,6 +311,22 @@ pub enum Stmt {
         /// Body.
         body: Vec<Stmt>,
     },
+    /// Two versions of one region that compute the same results, bit for bit, and fail
+    /// alike: the polyhedral optimiser's code (`fast`) and the code as written
+    /// (`original`). A back end may run either on each execution. The JIT times the first
+    /// executions of each on the machine and then keeps the faster (see
+    /// `tessera_runtime::VersionSite`); the interpreter and the C emitter run `fast`.
+    /// `site` numbers the region within the program (for reports).
+    Versioned {
+        /// The region's number within the program, from 0.
+        site: u32,
+        /// Where the region starts in the source.
+        span: Span,
+        /// The optimised code.
+        fast: Vec<Stmt>,
+        /// The code as written.
+        original: Vec<Stmt>,
+    },
     /// `do body while (cond);`
     DoWhile {
         /// Body.
@@ -904,6 +920,10 @@ pub fn walk_stmts(body: &[Stmt], on_stmt: &mut dyn FnMut(&Stmt), on_expr: &mut d
                 hi.walk(on_expr);
                 walk_stmts(body, on_stmt, on_expr);
             }
+            Stmt::Versioned { fast, original, .. } => {
+                walk_stmts(fast, on_stmt, on_expr);
+                walk_stmts(original, on_stmt, on_expr);
+            }
             Stmt::DoWhile { body, cond } => {
                 walk_stmts(body, on_stmt, on_expr);
                 cond.walk(on_expr);
@@ -949,6 +969,10 @@ pub fn walk_stmts_mut(body: &mut [Stmt], f: &mut dyn FnMut(&mut Expr) -> bool) {
                 lo.walk_mut(f);
                 hi.walk_mut(f);
                 walk_stmts_mut(body, f);
+            }
+            Stmt::Versioned { fast, original, .. } => {
+                walk_stmts_mut(fast, f);
+                walk_stmts_mut(original, f);
             }
             Stmt::DoWhile { body, cond } => {
                 walk_stmts_mut(body, f);

@@ -342,6 +342,16 @@ fn stmt(p: &Program, f: &Function, out: &mut String, s: &Stmt, ind: usize, fl: F
             stmts(p, f, out, body, ind + 1);
             let _ = writeln!(out, "{pad}}}");
         }
+        Stmt::Versioned { site, fast, .. } => {
+            // C gets the optimised version; the JIT keeps both and runs the faster.
+            let _ = writeln!(
+                out,
+                "{pad}/* region {site}, optimised; the JIT also keeps the code as written and runs the faster */"
+            );
+            let _ = writeln!(out, "{pad}{{");
+            stmts(p, f, out, fast, ind + 1);
+            let _ = writeln!(out, "{pad}}}");
+        }
         Stmt::DoWhile { body, cond } => {
             let _ = writeln!(out, "{pad}do {{");
             stmts(p, f, out, body, ind + 1);
@@ -454,7 +464,12 @@ fn hoist_scalars(f: &mut Function) {
                         span,
                     });
                 }
-                Stmt::If { then, els, .. } => {
+                Stmt::If { then, els, .. }
+                | Stmt::Versioned {
+                    fast: then,
+                    original: els,
+                    ..
+                } => {
                     rewrite(f, then);
                     rewrite(f, els);
                 }

@@ -130,6 +130,12 @@ struct Gen<'ctx, 'p> {
     alloc_fn: FunctionValue<'ctx>,
     /// `tessera_parallel_for` of the runtime (for [`Stmt::ParFor`]).
     par_fn: FunctionValue<'ctx>,
+    /// `tessera_version_begin` / `tessera_version_end` of the runtime (for
+    /// [`Stmt::Versioned`]).
+    version_fns: (FunctionValue<'ctx>, FunctionValue<'ctx>),
+    /// The address of each versioned region's `VersionSite`, by site number (owned by the
+    /// `Compiled` the code belongs to).
+    version_sites: &'p [usize],
     /// `tessera_jit_stack_limit` of the runtime (a parallel chunk's own stack limit).
     stack_limit_fn: FunctionValue<'ctx>,
     /// Number of outlined parallel-loop bodies so far (for their names).
@@ -167,6 +173,7 @@ pub(crate) fn lower<'ctx>(
     opts: &Options,
     cpu: &str,
     features: &str,
+    version_sites: &[usize],
 ) -> R<Lowered<'ctx>> {
     for f in &prog.functions {
         for v in &f.vars {
@@ -235,7 +242,26 @@ pub(crate) fn lower<'ctx>(
         i64t.fn_type(&[], false),
         Some(Linkage::External),
     );
-    for f in [alloc_fn, mark_fn, release_fn, stack_limit_fn] {
+    let version_fns = (
+        m.add_function(
+            "tessera_version_begin",
+            i64t.fn_type(&[ptr.into()], false),
+            Some(Linkage::External),
+        ),
+        m.add_function(
+            "tessera_version_end",
+            cx.void_type().fn_type(&[ptr.into(), i64t.into()], false),
+            Some(Linkage::External),
+        ),
+    );
+    for f in [
+        alloc_fn,
+        mark_fn,
+        release_fn,
+        stack_limit_fn,
+        version_fns.0,
+        version_fns.1,
+    ] {
         f.add_attribute(AttributeLoc::Function, nounwind);
     }
     let cold_md = cx.metadata_node(&[
@@ -256,6 +282,8 @@ pub(crate) fn lower<'ctx>(
         entries: Vec::new(),
         alloc_fn,
         par_fn,
+        version_fns,
+        version_sites,
         stack_limit_fn,
         n_outlined: 0,
         mark_fn,
@@ -1233,6 +1261,16 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.b.position_at_end(xb);
             }
             Stmt::ParFor { var, lo, hi, body } => self.par_for(fs, *var, lo, hi, body)?,
+            Stmt::Versioned {
+                site,
+                fast,
+                original,
+                ..
+            } => match self.version_sites.get(*site as usize) {
+                // With fast-math the two versions may differ in the last bits: one version.
+                Some(&addr) if !self.opts.fast_math => self.versioned(fs, addr, fast, original)?,
+                _ => self.exec_list(fs, fast)?,
+            },
             Stmt::DoWhile { body, cond } => {
                 let bb = self.cx.append_basic_block(fs.f, "dobody");
                 let cb = self.cx.append_basic_block(fs.f, "docond");
@@ -1285,6 +1323,48 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     // ---------------------------------------------------------------- parallel loops
+
+    /// A versioned region ([`Stmt::Versioned`]): asks the runtime's `VersionSite` at `site`
+    /// which version to run (`tessera_version_begin`, whose token carries the version in
+    /// its low bit and the start time), runs it, and reports the time
+    /// (`tessera_version_end`). A run-time error inside leaves without the report.
+    fn versioned(
+        &mut self,
+        fs: &mut Fs<'ctx>,
+        site: usize,
+        fast: &[Stmt],
+        original: &[Stmt],
+    ) -> R<()> {
+        let ptr_t = self.cx.ptr_type(AddressSpace::default());
+        let site = self
+            .b
+            .build_int_to_ptr(self.i64c(site as i64), ptr_t, "vsite")?;
+        let tok = self
+            .b
+            .build_call(self.version_fns.0, &[site.into()], "vtok")?
+            .try_as_basic_value()
+            .basic()
+            .unwrap()
+            .into_int_value();
+        let bit = self.b.build_and(tok, self.i64c(1), "vbit")?;
+        let is_fast = self
+            .b
+            .build_int_compare(IntPredicate::EQ, bit, self.i64c(0), "vfast")?;
+        let fb = self.cx.append_basic_block(fs.f, "version_fast");
+        let ob = self.cx.append_basic_block(fs.f, "version_original");
+        let jb = self.cx.append_basic_block(fs.f, "version_end");
+        self.b.build_conditional_branch(is_fast, fb, ob)?;
+        self.b.position_at_end(fb);
+        self.exec_list(fs, fast)?;
+        self.b.build_unconditional_branch(jb)?;
+        self.b.position_at_end(ob);
+        self.exec_list(fs, original)?;
+        self.b.build_unconditional_branch(jb)?;
+        self.b.position_at_end(jb);
+        self.b
+            .build_call(self.version_fns.1, &[site.into(), tok.into()], "")?;
+        Ok(())
+    }
 
     /// A parallel loop: the body is outlined into `i32 tessera_parN(env, lo, hi)` and run by
     /// the runtime's `tessera_parallel_for` on the global pool.

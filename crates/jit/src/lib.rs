@@ -166,6 +166,9 @@ pub struct Compiled {
     prog: Arc<Program>,
     /// The counted blocks of a counting build ([`Compiled::compile_counting`]).
     blocks: Option<Vec<blocks::BlockInfo>>,
+    /// Per versioned region ([`Stmt::Versioned`]), by site number: where it starts and its
+    /// state (boxed: the code holds its address).
+    versions: Vec<(Span, Box<tessera_runtime::VersionSite>)>,
 }
 
 thread_local! {
@@ -300,6 +303,7 @@ fn build(
     prog: &Program,
     opts: &Options,
     count: bool,
+    version_sites: &[usize],
 ) -> Result<(ExecutionEngine<'static>, Built), JitError> {
     let mut phase_ms = Vec::new();
     let mut clock = Instant::now();
@@ -310,7 +314,7 @@ fn build(
     };
     let level = opt_level(opts.opt_level);
     let (tm, cpu, features) = host_machine(level)?;
-    let low = codegen::lower(cx, prog, opts, &cpu, &features)?;
+    let low = codegen::lower(cx, prog, opts, &cpu, &features, version_sites)?;
     let m = &low.module;
     m.set_triple(&tm.get_triple());
     m.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -416,6 +420,16 @@ impl Compiled {
         Self::compile_with(prog, opts, true)
     }
 
+    /// What each versioned region ([`Stmt::Versioned`]: the optimiser's code and the code
+    /// as written) has measured and chosen so far, with where it starts, by site number.
+    /// The choice is made after the first few executions (`tessera_runtime::VersionSite`).
+    pub fn versions(&self) -> Vec<(Span, tessera_runtime::VersionReport)> {
+        self.versions
+            .iter()
+            .map(|(sp, s)| (*sp, s.report()))
+            .collect()
+    }
+
     /// The counted blocks of a counting build (`None` for other builds).
     pub fn blocks(&self) -> Option<&[blocks::BlockInfo]> {
         self.blocks.as_deref()
@@ -456,8 +470,36 @@ impl Compiled {
     fn compile_with(prog: &Program, opts: &Options, count: bool) -> Result<Compiled, JitError> {
         let t0 = Instant::now();
         // Code generation recurses once per level of the tree (see `tessera_syntax::deep_stack`).
-        let (llvm, b) =
-            tessera_syntax::deep_stack(|| rt::LlvmBox::build(|cx| build(cx, prog, opts, count)))?;
+        // One `VersionSite` per versioned region, at a fixed address the code embeds, alive
+        // as long as the `Compiled`.
+        let mut versions: Vec<(Span, Box<tessera_runtime::VersionSite>)> = Vec::new();
+        for f in &prog.functions {
+            walk_stmts(
+                &f.body,
+                &mut |s| {
+                    if let Stmt::Versioned { site, span, .. } = s {
+                        let k = *site as usize;
+                        if versions.len() <= k {
+                            versions.resize_with(k + 1, || {
+                                (
+                                    Span::default(),
+                                    Box::new(tessera_runtime::VersionSite::new()),
+                                )
+                            });
+                        }
+                        versions[k].0 = *span;
+                    }
+                },
+                &mut |_| {},
+            );
+        }
+        let addrs: Vec<usize> = versions
+            .iter()
+            .map(|(_, s)| &**s as *const tessera_runtime::VersionSite as usize)
+            .collect();
+        let (llvm, b) = tessera_syntax::deep_stack(|| {
+            rt::LlvmBox::build(|cx| build(cx, prog, opts, count, &addrs))
+        })?;
         let sigs = prog
             .functions
             .iter()
@@ -488,6 +530,7 @@ impl Compiled {
             opts: *opts,
             prog: Arc::new(prog.clone()),
             blocks: b.blocks,
+            versions,
             calls: prog.functions.iter().any(|f| {
                 let mut any = false;
                 walk_stmts(&f.body, &mut |_| {}, &mut |x| {

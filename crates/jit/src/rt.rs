@@ -300,8 +300,16 @@ pub fn libm_addr(name: &str) -> Option<usize> {
 }
 
 /// Addresses of the runtime callbacks, by the symbol names the generated code uses.
-pub fn runtime_addrs() -> [(&'static str, usize); 5] {
+pub fn runtime_addrs() -> [(&'static str, usize); 7] {
     [
+        (
+            "tessera_version_begin",
+            tessera_runtime::tessera_version_begin as *const () as usize,
+        ),
+        (
+            "tessera_version_end",
+            tessera_runtime::tessera_version_end as *const () as usize,
+        ),
         (
             "tessera_jit_stack_limit",
             tessera_jit_stack_limit as *const () as usize,

@@ -21,7 +21,7 @@ use crate::model::Analysis;
 use crate::scop::{Aff, Scop};
 
 /// Code generation options.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GenOptions {
     /// Run loops marked parallel from their last iteration to their first (test mode).
     pub reverse_parallel: bool,
@@ -32,6 +32,32 @@ pub struct GenOptions {
     pub shuffle_parallel: Option<u64>,
     /// Run loops marked parallel as ordinary sequential loops.
     pub sequential: bool,
+    /// Keep each optimised SCoP's code as written next to the optimised code
+    /// ([`Stmt::Versioned`]), so that the JIT can time both and keep the faster (default
+    /// `true`). Not with the test modes above, which exist to run the optimised code.
+    pub versions: bool,
+}
+
+impl Default for GenOptions {
+    fn default() -> GenOptions {
+        GenOptions {
+            reverse_parallel: false,
+            shuffle_parallel: None,
+            sequential: false,
+            versions: true,
+        }
+    }
+}
+
+impl GenOptions {
+    /// Whether SCoPs keep their code as written as a second version: [`GenOptions::versions`]
+    /// and no test mode.
+    pub fn keeps_versions(&self) -> bool {
+        self.versions
+            && !self.reverse_parallel
+            && self.shuffle_parallel.is_none()
+            && !self.sequential
+    }
 }
 
 /// Whether `body` contains a loop.

@@ -52,6 +52,9 @@ pub struct ScopReport {
     pub no_wrap: Option<nowrap::NoWrap>,
     /// Milliseconds spent in isl and code generation.
     pub ms: f64,
+    /// The number of the [`Stmt::Versioned`] region that holds the optimised code and the
+    /// code as written, when the SCoP was optimised with [`GenOptions::versions`].
+    pub site: Option<u32>,
 }
 
 /// The polyhedral stage's report for a program.
@@ -139,6 +142,7 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
                 fallback: Some(why),
                 no_wrap: None,
                 ms: t0.elapsed().as_secs_f64() * 1e3,
+                site: None,
             });
             continue;
         }
@@ -153,6 +157,7 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
                     fallback: Some(format!("{why}; the original code runs")),
                     no_wrap: None,
                     ms: t0.elapsed().as_secs_f64() * 1e3,
+                    site: None,
                 });
                 continue;
             }
@@ -180,7 +185,20 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
             },
             Err(e) => (None, Some(model::fallback_note(&e)), None),
         };
+        let mut site = None;
         if let Some(code) = code {
+            let code = if gen.keeps_versions() {
+                let n = report.scops.iter().filter(|r| r.site.is_some()).count() as u32;
+                site = Some(n);
+                vec![Stmt::Versioned {
+                    site: n,
+                    span: fd.scop.span,
+                    fast: code,
+                    original: list[fd.start..fd.end].to_vec(),
+                }]
+            } else {
+                code
+            };
             replaced.push((fd.start, fd.end, code));
         }
         report.scops.push(ScopReport {
@@ -191,6 +209,7 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
             fallback,
             no_wrap: Some(no_wrap),
             ms: t0.elapsed().as_secs_f64() * 1e3,
+            site,
         });
     }
     // Recurse into what is not a SCoP.
@@ -383,6 +402,12 @@ impl Report {
                     s,
                     "  run-time check at entry (else the original code runs): {}",
                     nw.describe(&r.scop.names)
+                );
+            }
+            if let Some(k) = r.site {
+                let _ = writeln!(
+                    s,
+                    "  versions: region {k}, the optimised code and the code as written; the JIT times both on the first executions and keeps the faster"
                 );
             }
             let _ = writeln!(s, "  context:  {}", a.context);

@@ -394,6 +394,10 @@ fn written_scalars(stmts: &[Stmt], out: &mut HashSet<VarId>) {
                 expr(hi, out);
                 written_scalars(body, out);
             }
+            Stmt::Versioned { fast, original, .. } => {
+                written_scalars(fast, out);
+                written_scalars(original, out);
+            }
             Stmt::DoWhile { body, cond } => {
                 written_scalars(body, out);
                 expr(cond, out);
@@ -645,6 +649,10 @@ pub fn loop_only_counters(f: &Function) -> HashSet<VarId> {
                     self.expr(hi);
                     self.list(body);
                 }
+                Stmt::Versioned { fast, original, .. } => {
+                    self.list(fast);
+                    self.list(original);
+                }
                 Stmt::Block(b) => self.list(b),
                 Stmt::Return(Some(e), _) => self.expr(e),
                 Stmt::Break | Stmt::Continue | Stmt::Return(None, _) => {}
@@ -665,7 +673,12 @@ pub fn loop_only_counters(f: &Function) -> HashSet<VarId> {
                 continue;
             }
             match s {
-                Stmt::If { then, els, .. } => {
+                Stmt::If { then, els, .. }
+                | Stmt::Versioned {
+                    fast: then,
+                    original: els,
+                    ..
+                } => {
                     collect(then, out);
                     collect(els, out);
                 }
@@ -1042,6 +1055,7 @@ impl<'f> Builder<'f> {
                 err(cond.span, "a `while` loop (not an affine `for`)")
             }
             Stmt::ParFor { lo, .. } => err(lo.span, "an already optimised parallel loop"),
+            Stmt::Versioned { span, .. } => err(*span, "an already optimised region"),
             Stmt::Break => err(Span::default(), "`break`"),
             Stmt::Continue => err(Span::default(), "`continue`"),
             Stmt::Return(_, sp) => err(*sp, "`return` inside the loop nest"),
@@ -1429,6 +1443,7 @@ pub(crate) fn stmt_span(s: &Stmt) -> Option<Span> {
         Stmt::If { cond, .. } => Some(cond.span),
         Stmt::While { cond, .. } | Stmt::DoWhile { cond, .. } => Some(cond.span),
         Stmt::ParFor { lo, .. } => Some(lo.span),
+        Stmt::Versioned { span, .. } => Some(*span),
         Stmt::Block(b) => first_span(b),
         Stmt::Return(_, sp) => Some(*sp),
         Stmt::Break | Stmt::Continue => None,

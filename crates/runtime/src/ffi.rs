@@ -28,6 +28,10 @@
 use std::cell::Cell;
 use std::ffi::c_void;
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::error::ParallelForError;
 use crate::pool::Runtime;
 
 thread_local! {
@@ -178,10 +182,172 @@ pub unsafe extern "C" fn tessera_runtime_free(rt: *mut RuntimeHandle) {
     }
 }
 
+/// Runs `run(c)` for every chunk `c` in `0..chunks` on the calling thread and up to
+/// `threads - 1` helper jobs spawned on `pool`, all taking chunks in order from a shared
+/// counter ([`Runtime::share`](crate::Runtime) documents the behaviour). The lifetime of
+/// `run` is erased so that the helpers, `'static` jobs that may start after this function
+/// has returned, can hold it; the protocol of [`Region::enter`] keeps them from using it
+/// after that.
+pub(crate) fn share_chunks(
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    chunks: usize,
+    run: &(dyn Fn(usize) -> Result<(), ParallelForError> + Sync),
+) -> Result<(), ParallelForError> {
+    let region = Arc::new(Region {
+        next: AtomicUsize::new(0),
+        chunks,
+        stop_at: AtomicUsize::new(usize::MAX),
+        first: Mutex::new(None),
+        active: AtomicUsize::new(0),
+        closed: AtomicBool::new(false),
+        // SAFETY: the lifetime is erased so that helper jobs ('static) can hold the
+        // pointer; `Region::enter` lets them dereference it only while the region is
+        // open, and this function does not return (so `run` outlives every use) until
+        // it has closed the region and seen no helper inside.
+        run: RunPtr(unsafe {
+            std::mem::transmute::<
+                *const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + '_),
+                *const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + 'static),
+            >(run)
+        }),
+    });
+    for _ in 1..threads.min(chunks) {
+        let r = Arc::clone(&region);
+        pool.spawn(move || r.enter());
+    }
+    region.take_chunks(run);
+    region.closed.store(true, Ordering::SeqCst);
+    let mut spins = 0u32;
+    while region.active.load(Ordering::SeqCst) != 0 {
+        // A helper inside is running one chunk (it takes no more: none are left).
+        spins += 1;
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    let e = region
+        .first
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    match e {
+        None => Ok(()),
+        Some((_, e)) => Err(e),
+    }
+}
+
+/// The chunk body of one parallel loop, with its lifetime erased ([`Runtime::share`]).
+struct RunPtr(*const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + 'static));
+
+// SAFETY: the pointee is `Sync` (called from several threads at once by design), and it is
+// dereferenced only inside an open region (see `Region::enter`).
+unsafe impl Send for RunPtr {}
+unsafe impl Sync for RunPtr {}
+
+/// What the threads running one parallel loop share ([`Runtime::share`]).
+struct Region {
+    /// The next chunk to take.
+    next: AtomicUsize,
+    /// How many chunks there are.
+    chunks: usize,
+    /// The earliest failed chunk so far (`usize::MAX`: none); no chunk after it is taken.
+    stop_at: AtomicUsize,
+    /// That chunk's error.
+    first: Mutex<Option<(usize, ParallelForError)>>,
+    /// Helpers between their check of `closed` and their last use of `run`.
+    active: AtomicUsize,
+    /// Set by the calling thread once every chunk is taken; `run` may dangle after it.
+    closed: AtomicBool,
+    /// The chunk body, valid while the region is open or a helper is active.
+    run: RunPtr,
+}
+
+impl Region {
+    /// A helper's whole job: takes chunks if the region is still open, else nothing.
+    ///
+    /// `active` is raised before `closed` is read and the caller sets `closed` before it
+    /// reads `active`, all sequentially consistent: if this helper sees the region open,
+    /// its increment comes before the caller's read, which then waits for the decrement
+    /// below (after the helper's last use of `run`); if it sees it closed, it does not
+    /// touch `run`.
+    fn enter(&self) {
+        self.active.fetch_add(1, Ordering::SeqCst);
+        if !self.closed.load(Ordering::SeqCst) {
+            // SAFETY: the region is open and stays alive while `active` > 0 (above).
+            let run = unsafe { &*self.run.0 };
+            self.take_chunks(run);
+        }
+        self.active.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Takes chunks in order and runs them until none is left or one has failed before.
+    fn take_chunks(&self, run: &(dyn Fn(usize) -> Result<(), ParallelForError> + Sync)) {
+        loop {
+            let c = self.next.fetch_add(1, Ordering::AcqRel);
+            if c >= self.chunks || c > self.stop_at.load(Ordering::Acquire) {
+                return;
+            }
+            if let Err(e) = run(c) {
+                let mut g = self.first.lock().unwrap_or_else(|p| p.into_inner());
+                if g.as_ref().map_or(true, |(d, _)| c < *d) {
+                    *g = Some((c, e));
+                }
+                self.stop_at.fetch_min(c, Ordering::AcqRel);
+            }
+        }
+    }
+}
+
+/// C ABI for JIT code, at the start of an execution of a versioned region: returns a token,
+/// `start_ns * 2 + version` (the version in the low bit), to pass to [`tessera_version_end`].
+///
+/// # Safety
+/// `site` must point to a live [`VersionSite`](crate::VersionSite) (the JIT keeps one per region for as long as
+/// the code exists).
+#[no_mangle]
+pub unsafe extern "C" fn tessera_version_begin(site: *const crate::VersionSite) -> i64 {
+    // SAFETY: guaranteed by the caller.
+    let site = unsafe { &*site };
+    let v = site.begin();
+    ((crate::version::clock_ns() << 1) | v as u64) as i64
+}
+
+/// C ABI for JIT code, at the end of an execution of a versioned region: `token` is what
+/// [`tessera_version_begin`] returned.
+///
+/// # Safety
+/// As for [`tessera_version_begin`].
+#[no_mangle]
+pub unsafe extern "C" fn tessera_version_end(site: *const crate::VersionSite, token: i64) {
+    // SAFETY: guaranteed by the caller.
+    let site = unsafe { &*site };
+    let token = token as u64;
+    let ns = crate::version::clock_ns().saturating_sub(token >> 1);
+    site.end((token & 1) as u32, ns);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn the_version_abi_times_and_decodes_the_version() {
+        let s = crate::VersionSite::new();
+        for _ in 0..4 {
+            // SAFETY: `s` is alive.
+            unsafe {
+                let t = tessera_version_begin(&s);
+                tessera_version_end(&s, t);
+            }
+        }
+        let r = s.report();
+        assert_eq!(r.runs, [2, 2]);
+        assert!(r.chosen.is_some());
+    }
 
     #[test]
     fn a_null_handle_runs_on_the_entered_runtime() {

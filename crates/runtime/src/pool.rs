@@ -1,8 +1,8 @@
 //! The thread pool ([`Runtime`]) and the safe parallel-for.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::{panic_message, ParallelForError, RuntimeError};
@@ -400,123 +400,22 @@ impl Runtime {
     ///
     /// A failure in chunk `c` stops the taking of chunks after `c`; chunks taken before it
     /// still run, and the earliest failure is returned (as for a sequential loop).
-    fn share(
+    pub(crate) fn share(
         &self,
         chunks: usize,
         run: &(dyn Fn(usize) -> Result<(), ParallelForError> + Sync),
     ) -> Result<(), ParallelForError> {
-        let region = Arc::new(Region {
-            next: AtomicUsize::new(0),
-            chunks,
-            stop_at: AtomicUsize::new(usize::MAX),
-            first: Mutex::new(None),
-            active: AtomicUsize::new(0),
-            closed: AtomicBool::new(false),
-            // SAFETY: the lifetime is erased so that helper jobs ('static) can hold the
-            // pointer; `Region::enter` lets them dereference it only while the region is
-            // open, and this function does not return (so `run` outlives every use) until
-            // it has closed the region and seen no helper inside.
-            run: RunPtr(unsafe {
-                std::mem::transmute::<
-                    *const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + '_),
-                    *const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + 'static),
-                >(run)
-            }),
-        });
-        for _ in 1..self.threads.min(chunks) {
-            let r = Arc::clone(&region);
-            self.pool.spawn(move || r.enter());
-        }
-        region.take_chunks(run);
-        region.closed.store(true, Ordering::SeqCst);
+        let r = crate::ffi::share_chunks(&self.pool, self.threads, chunks, run);
         self.last_region_end.store(self.now_ns(), Ordering::Relaxed);
-        let mut spins = 0u32;
-        while region.active.load(Ordering::SeqCst) != 0 {
-            // A helper inside is running one chunk (it takes no more: none are left).
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-        let e = region
-            .first
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        match e {
-            None => Ok(()),
-            Some((_, e)) => Err(e),
-        }
-    }
-}
-
-/// The chunk body of one parallel loop, with its lifetime erased ([`Runtime::share`]).
-struct RunPtr(*const (dyn Fn(usize) -> Result<(), ParallelForError> + Sync + 'static));
-
-// SAFETY: the pointee is `Sync` (called from several threads at once by design), and it is
-// dereferenced only inside an open region (see `Region::enter`).
-unsafe impl Send for RunPtr {}
-unsafe impl Sync for RunPtr {}
-
-/// What the threads running one parallel loop share ([`Runtime::share`]).
-struct Region {
-    /// The next chunk to take.
-    next: AtomicUsize,
-    /// How many chunks there are.
-    chunks: usize,
-    /// The earliest failed chunk so far (`usize::MAX`: none); no chunk after it is taken.
-    stop_at: AtomicUsize,
-    /// That chunk's error.
-    first: Mutex<Option<(usize, ParallelForError)>>,
-    /// Helpers between their check of `closed` and their last use of `run`.
-    active: AtomicUsize,
-    /// Set by the calling thread once every chunk is taken; `run` may dangle after it.
-    closed: AtomicBool,
-    /// The chunk body, valid while the region is open or a helper is active.
-    run: RunPtr,
-}
-
-impl Region {
-    /// A helper's whole job: takes chunks if the region is still open, else nothing.
-    ///
-    /// `active` is raised before `closed` is read and the caller sets `closed` before it
-    /// reads `active`, all sequentially consistent: if this helper sees the region open,
-    /// its increment comes before the caller's read, which then waits for the decrement
-    /// below (after the helper's last use of `run`); if it sees it closed, it does not
-    /// touch `run`.
-    fn enter(&self) {
-        self.active.fetch_add(1, Ordering::SeqCst);
-        if !self.closed.load(Ordering::SeqCst) {
-            // SAFETY: the region is open and stays alive while `active` > 0 (above).
-            let run = unsafe { &*self.run.0 };
-            self.take_chunks(run);
-        }
-        self.active.fetch_sub(1, Ordering::SeqCst);
-    }
-
-    /// Takes chunks in order and runs them until none is left or one has failed before.
-    fn take_chunks(&self, run: &(dyn Fn(usize) -> Result<(), ParallelForError> + Sync)) {
-        loop {
-            let c = self.next.fetch_add(1, Ordering::AcqRel);
-            if c >= self.chunks || c > self.stop_at.load(Ordering::Acquire) {
-                return;
-            }
-            if let Err(e) = run(c) {
-                let mut g = self.first.lock().unwrap_or_else(|p| p.into_inner());
-                if g.as_ref().map_or(true, |(d, _)| c < *d) {
-                    *g = Some((c, e));
-                }
-                self.stop_at.fetch_min(c, Ordering::AcqRel);
-            }
-        }
+        r
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    use std::sync::Mutex;
 
     /// A runtime whose split costs are given, not measured.
     fn with_costs(threads: usize, c: SplitCosts) -> Runtime {
