@@ -79,6 +79,15 @@ fn opt_matches_gcc_on_every_example_kernel() {
 }
 
 #[test]
+fn both_versions_of_every_scop_match_gcc() {
+    // Four calls on fresh copies of the inputs: the JIT runs each optimised SCoP's
+    // optimised code on calls 1 and 3 and its code as written on calls 2 and 4 (or only on
+    // call 2, when that is over twice slower), and `--repeat` fails unless every call's
+    // outputs equal the first's; the first's are compared with gcc's.
+    every_kernel_with("opt", "kernels-opt-versions", &["--repeat", "4"]);
+}
+
+#[test]
 fn opt_with_parallel_loops_reversed_matches_gcc() {
     // Small tiles, so that tile loops marked parallel have several iterations to reverse.
     every_kernel_with(
