@@ -961,6 +961,52 @@ impl Gen<'_> {
     }
 }
 
+/// The code of a SCoP that keeps its original schedule (`Analysis::stride_regression`):
+/// its statements as written, every array access marked proven (no guard), under the
+/// SCoP's entry test of its assumptions (which checks every access within its extent for
+/// the parameters it runs with, [`crate::nowrap`]), the statements as written, guarded,
+/// where the test fails. Where no test is needed, the unguarded statements alone.
+pub fn unguarded_original(
+    f: &mut Function,
+    scop: &Scop,
+    original: &[Stmt],
+    no_wrap: &crate::nowrap::NoWrap,
+) -> Result<Vec<Stmt>, GenError> {
+    let mut code = original.to_vec();
+    for s in &mut code {
+        mark_all_proven(s);
+    }
+    if no_wrap.trivial() {
+        return Ok(code);
+    }
+    if no_wrap.bad.iter().any(|d| d.is_empty()) {
+        return Err(GenError(
+            "an integer expression of the SCoP wraps for every parameter value".into(),
+        ));
+    }
+    let params = scop
+        .params
+        .iter()
+        .map(|p| (scop.names[p].clone(), *p))
+        .collect();
+    let wide = HashMap::new();
+    let g = Gen {
+        f,
+        scop,
+        scratch: HashMap::new(),
+        iters: HashMap::new(),
+        params,
+        span: scop.span,
+        opts: GenOptions::default(),
+        wide: &wide,
+    };
+    Ok(vec![Stmt::If {
+        cond: g.no_wrap_test(no_wrap),
+        then: code,
+        els: original.to_vec(),
+    }])
+}
+
 /// Generates the IR for a SCoP from its AST, adding the new loop counters to `f`.
 /// The indices proven in `a.bounds` are marked proven (no guard), and the `int`
 /// subscript trees of `a.wide_subscripts` are computed in 64 bits.

@@ -165,7 +165,17 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
         let (analysis, fallback, code) = match model::analyse(&fd.scop, opts) {
             Ok(a) if a.stride_regression.is_some() => {
                 let why = a.stride_regression.clone().unwrap_or_default();
-                (Some(a), Some(why), None)
+                // The schedule as written, but its accesses unguarded under the entry test.
+                match gen::unguarded_original(f, &fd.scop, &list[fd.start..fd.end], &no_wrap) {
+                    Ok(code) => (
+                        Some(a),
+                        Some(format!(
+                            "{why}; the code as written runs, its accesses unguarded under the entry test"
+                        )),
+                        Some(code),
+                    ),
+                    Err(_) => (Some(a), Some(why), None),
+                }
             }
             Ok(a) => match gen::generate(
                 f,
@@ -187,7 +197,8 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
         };
         let mut site = None;
         if let Some(code) = code {
-            let code = if gen.keeps_versions() {
+            // A SCoP that keeps its schedule needs no second version (the same code).
+            let code = if gen.keeps_versions() && fallback.is_none() {
                 let n = report.scops.iter().filter(|r| r.site.is_some()).count() as u32;
                 site = Some(n);
                 vec![Stmt::Versioned {
