@@ -8,9 +8,10 @@
 //! compute the same results bit for bit, so which one runs is invisible but for the time.
 //!
 //! Policy ([`VersionSite`]): executions 1 and 3 run the optimised version, 2 and 4 the
-//! original; each version's time is the least of its samples (the first execution pays cold
-//! caches and code); after the fourth the original is kept if it was at least 3% faster, else
-//! the optimised one. The exploration stops early, keeping the optimised version, when the
+//! original (then alternating, until each has two samples: an execution that fails reports
+//! none); each version's time is the least of its samples (the first execution pays cold
+//! caches and code); with two samples each, the original is kept if it was at least 3%
+//! faster, else the optimised one. The exploration stops early, keeping the optimised version, when the
 //! original's first sample is over twice the optimised one's best (an optimiser that gives
 //! 7x — seidel-2d — costs one slow execution, not two). Executions started while a decision
 //! is pending may run either version; the choice is final once made.
@@ -64,8 +65,10 @@ impl VersionSite {
     pub fn begin(&self) -> u32 {
         match self.decided.load(Ordering::Acquire) {
             0 => {
+                // The plan, then alternation until both versions have their samples (an
+                // execution that fails, or one still running, reports none).
                 let k = self.issued.fetch_add(1, Ordering::Relaxed) as usize;
-                PLAN[k.min(PLAN.len() - 1)]
+                PLAN[k % PLAN.len()]
             }
             d => d - 1,
         }
@@ -156,6 +159,17 @@ mod tests {
         let s = VersionSite::new();
         assert_eq!(drive(&s, 1000, 7000, 5), [0, 1, 0, 0, 0]);
         assert_eq!(s.report().runs, [1, 1]);
+    }
+
+    #[test]
+    fn executions_that_report_nothing_do_not_stall_the_choice() {
+        // The first execution (optimised) fails and reports no time: the versions keep
+        // alternating until each has two samples.
+        let s = VersionSite::new();
+        assert_eq!(s.begin(), VERSION_FAST);
+        let ran = drive(&s, 1000, 960, 6);
+        assert_eq!(ran, [1, 0, 1, 0, 1, 1]);
+        assert_eq!(s.report().chosen, Some(VERSION_ORIGINAL));
     }
 
     #[test]
