@@ -344,8 +344,10 @@ mod tests {
                 tessera_version_end(&s, t);
             }
         }
+        // Calls 1 and 2 run the optimised code and the original, timed; by call 4 a
+        // choice is made (after call 2 already if the original took over twice as long).
         let r = s.report();
-        assert_eq!(r.runs, [2, 2]);
+        assert!(r.runs[0] >= 1 && r.runs[1] >= 1, "{r:?}");
         assert!(r.chosen.is_some());
     }
 
