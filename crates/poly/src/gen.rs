@@ -204,6 +204,54 @@ fn e(kind: ExprKind, ty: ScalarTy, span: Span) -> Expr {
     }
 }
 
+impl<'a> Gen<'a> {
+    fn new(
+        f: &'a mut Function,
+        scop: &'a Scop,
+        opts: GenOptions,
+        wide: &'a HashMap<String, Vec<Aff>>,
+    ) -> Gen<'a> {
+        let params = scop
+            .params
+            .iter()
+            .map(|p| (scop.names[p].clone(), *p))
+            .collect();
+        Gen {
+            f,
+            scop,
+            scratch: HashMap::new(),
+            iters: HashMap::new(),
+            params,
+            span: scop.span,
+            opts,
+            wide,
+        }
+    }
+
+    /// `code` under the SCoP's entry test of its assumptions ([`crate::nowrap`]), the
+    /// SCoP's `original` statements where it fails; `code` alone where no test is needed.
+    fn under_entry_test(
+        &self,
+        code: Vec<Stmt>,
+        original: &[Stmt],
+        no_wrap: &crate::nowrap::NoWrap,
+    ) -> Result<Vec<Stmt>, GenError> {
+        if no_wrap.trivial() {
+            return Ok(code);
+        }
+        if no_wrap.bad.iter().any(|d| d.is_empty()) {
+            return Err(GenError(
+                "an integer expression of the SCoP wraps for every parameter value".into(),
+            ));
+        }
+        Ok(vec![Stmt::If {
+            cond: self.no_wrap_test(no_wrap),
+            then: code,
+            els: original.to_vec(),
+        }])
+    }
+}
+
 impl Gen<'_> {
     fn int(&self, c: i64) -> Expr {
         e(ExprKind::Int(c), ScalarTy::I64, self.span)
@@ -976,35 +1024,8 @@ pub fn unguarded_original(
     for s in &mut code {
         mark_all_proven(s);
     }
-    if no_wrap.trivial() {
-        return Ok(code);
-    }
-    if no_wrap.bad.iter().any(|d| d.is_empty()) {
-        return Err(GenError(
-            "an integer expression of the SCoP wraps for every parameter value".into(),
-        ));
-    }
-    let params = scop
-        .params
-        .iter()
-        .map(|p| (scop.names[p].clone(), *p))
-        .collect();
     let wide = HashMap::new();
-    let g = Gen {
-        f,
-        scop,
-        scratch: HashMap::new(),
-        iters: HashMap::new(),
-        params,
-        span: scop.span,
-        opts: GenOptions::default(),
-        wide: &wide,
-    };
-    Ok(vec![Stmt::If {
-        cond: g.no_wrap_test(no_wrap),
-        then: code,
-        els: original.to_vec(),
-    }])
+    Gen::new(f, scop, GenOptions::default(), &wide).under_entry_test(code, original, no_wrap)
 }
 
 /// Generates the IR for a SCoP from its AST, adding the new loop counters to `f`.
@@ -1023,21 +1044,7 @@ pub fn generate(
     original: &[Stmt],
     no_wrap: &crate::nowrap::NoWrap,
 ) -> Result<Vec<Stmt>, GenError> {
-    let params = scop
-        .params
-        .iter()
-        .map(|p| (scop.names[p].clone(), *p))
-        .collect();
-    let mut g = Gen {
-        f,
-        scop,
-        scratch: HashMap::new(),
-        iters: HashMap::new(),
-        params,
-        span: scop.span,
-        opts,
-        wide: &a.wide_subscripts,
-    };
+    let mut g = Gen::new(f, scop, opts, &a.wide_subscripts);
     let code = if a.scratch.is_empty() {
         g.node(&a.ast, false)?
     } else {
@@ -1050,20 +1057,7 @@ pub fn generate(
         });
         pre
     };
-    if no_wrap.trivial() {
-        return Ok(code);
-    }
-    if no_wrap.bad.iter().any(|d| d.is_empty()) {
-        return Err(GenError(
-            "an integer expression of the SCoP wraps for every parameter value".into(),
-        ));
-    }
     // The no-wrap test first: the scratch extents and the new nest compute with the
     // parameters in 64 bits, valid only under it.
-    let test = g.no_wrap_test(no_wrap);
-    Ok(vec![Stmt::If {
-        cond: test,
-        then: code,
-        els: original.to_vec(),
-    }])
+    g.under_entry_test(code, original, no_wrap)
 }

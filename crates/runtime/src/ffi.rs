@@ -311,8 +311,7 @@ impl Region {
 pub unsafe extern "C" fn tessera_version_begin(site: *const crate::VersionSite) -> i64 {
     // SAFETY: guaranteed by the caller.
     let site = unsafe { &*site };
-    let v = site.begin();
-    ((crate::version::clock_ns() << 1) | v as u64) as i64
+    site.begin_token() as i64
 }
 
 /// C ABI for JIT code, at the end of an execution of a versioned region: `token` is what
@@ -324,9 +323,7 @@ pub unsafe extern "C" fn tessera_version_begin(site: *const crate::VersionSite) 
 pub unsafe extern "C" fn tessera_version_end(site: *const crate::VersionSite, token: i64) {
     // SAFETY: guaranteed by the caller.
     let site = unsafe { &*site };
-    let token = token as u64;
-    let ns = crate::version::clock_ns().saturating_sub(token >> 1);
-    site.end((token & 1) as u32, ns);
+    site.end_token(token as u64);
 }
 
 #[cfg(test)]

@@ -103,6 +103,26 @@ impl VersionSite {
         }
     }
 
+    /// [`begin`](Self::begin) for the C ABI: a token `start_ns * 2 + version` (the version
+    /// in the low bit) for [`end_token`](Self::end_token). Once the choice is made the
+    /// clock is not read (the token's start is 0): decided regions pay two loads.
+    pub fn begin_token(&self) -> u64 {
+        let v = self.begin() as u64;
+        if self.decided.load(Ordering::Acquire) != 0 {
+            return v;
+        }
+        (clock_ns() << 1) | v
+    }
+
+    /// [`end`](Self::end) for the C ABI, the time measured from `token`'s start (nothing
+    /// once the choice is made).
+    pub fn end_token(&self, token: u64) {
+        if self.decided.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        self.end((token & 1) as u32, clock_ns().saturating_sub(token >> 1));
+    }
+
     /// What has been measured and chosen so far.
     pub fn report(&self) -> VersionReport {
         let s = self.samples.lock().unwrap_or_else(|p| p.into_inner());
@@ -118,7 +138,7 @@ impl VersionSite {
 }
 
 /// Nanoseconds on a monotonic clock (since the first call in the process).
-pub(crate) fn clock_ns() -> u64 {
+fn clock_ns() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
