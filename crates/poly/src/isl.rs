@@ -106,6 +106,16 @@ extern "C" {
     fn isl_union_set_intersect_params(s: *mut isl_union_set, p: *mut isl_set)
         -> *mut isl_union_set;
     fn isl_union_set_n_set(s: *mut isl_union_set) -> isl_size;
+    fn isl_union_set_subtract(a: *mut isl_union_set, b: *mut isl_union_set) -> *mut isl_union_set;
+    fn isl_union_set_intersect(a: *mut isl_union_set, b: *mut isl_union_set) -> *mut isl_union_set;
+    fn isl_union_map_intersect_range(
+        m: *mut isl_union_map,
+        s: *mut isl_union_set,
+    ) -> *mut isl_union_map;
+    fn isl_schedule_node_order_before(
+        n: *mut isl_schedule_node,
+        filter: *mut isl_union_set,
+    ) -> *mut isl_schedule_node;
     fn isl_set_from_union_set(s: *mut isl_union_set) -> *mut isl_set;
 
     fn isl_set_read_from_str(ctx: *mut isl_ctx, s: *const c_char) -> *mut isl_set;
@@ -223,6 +233,20 @@ extern "C" {
         pos: c_int,
         t: c_int,
     ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_band_member_set_isolate_ast_loop_type(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+        t: c_int,
+    ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_band_member_get_isolate_ast_loop_type(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+    ) -> c_int;
+    fn isl_schedule_node_band_set_ast_build_options(
+        n: *mut isl_schedule_node,
+        options: *mut isl_union_set,
+    ) -> *mut isl_schedule_node;
+    fn isl_schedule_node_get_schedule_depth(n: *mut isl_schedule_node) -> isl_size;
     fn isl_schedule_node_band_member_get_ast_loop_type(
         n: *mut isl_schedule_node,
         pos: c_int,
@@ -625,6 +649,26 @@ wrapper!(
 );
 
 impl<'c> USet<'c> {
+    /// Intersection.
+    pub fn intersect(self, o: USet<'c>) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        USet::wrap(
+            c,
+            unsafe { isl_union_set_intersect(self.take(), o.take()) },
+            "intersect",
+        )
+    }
+    /// Difference.
+    pub fn subtract(self, o: USet<'c>) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        USet::wrap(
+            c,
+            unsafe { isl_union_set_subtract(self.take(), o.take()) },
+            "subtract",
+        )
+    }
     /// Union.
     pub fn union(self, o: USet<'c>) -> IslResult<USet<'c>> {
         let c = self.ctx;
@@ -1027,6 +1071,16 @@ impl<'c> UMap<'c> {
             "is_single_valued",
         )
     }
+    /// Restricts the range.
+    pub fn intersect_range(self, s: USet<'c>) -> IslResult<UMap<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        UMap::wrap(
+            c,
+            unsafe { isl_union_map_intersect_range(self.take(), s.take()) },
+            "intersect_range",
+        )
+    }
     /// The differences `y - x` of the pairs `x -> y` (same space on both sides).
     pub fn deltas(self) -> IslResult<USet<'c>> {
         let c = self.ctx;
@@ -1038,6 +1092,12 @@ impl<'c> UMap<'c> {
         let c = self.ctx;
         // SAFETY: taken.
         USet::wrap(c, unsafe { isl_union_map_range(self.take()) }, "range")
+    }
+    /// The domain.
+    pub fn domain(self) -> IslResult<USet<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        USet::wrap(c, unsafe { isl_union_map_domain(self.take()) }, "domain")
     }
     /// For two maps to time (schedules): the pairs `a -> b` with `self(a)` lexicographically
     /// before `o(b)`.
@@ -1330,6 +1390,69 @@ impl<'c> SNode<'c> {
     pub fn band_set_unroll(self, i: usize) -> IslResult<SNode<'c>> {
         const ISL_AST_LOOP_UNROLL: c_int = 2;
         self.band_set_loop_type(i, ISL_AST_LOOP_UNROLL)
+    }
+    /// Band: asks the AST generator to unroll member `i`'s loop completely in the isolated
+    /// part of the band (see [`SNode::band_set_isolate`]) only.
+    pub fn band_set_isolate_unroll(self, i: usize) -> IslResult<SNode<'c>> {
+        const ISL_AST_LOOP_UNROLL: c_int = 2;
+        let c = self.ctx;
+        // SAFETY: taken.
+        SNode::wrap(
+            c,
+            unsafe {
+                isl_schedule_node_band_member_set_isolate_ast_loop_type(
+                    self.take(),
+                    i as c_int,
+                    ISL_AST_LOOP_UNROLL,
+                )
+            },
+            "set_isolate_ast_loop_type",
+        )
+    }
+    /// Splits the instances reaching this node into those in `filter`, which run first,
+    /// and the others (a sequence of two copies of the subtree). The result points at the
+    /// copy of the others (isl's `order_before`).
+    pub fn order_before(self, filter: USet<'c>) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        SNode::wrap(
+            c,
+            unsafe { isl_schedule_node_order_before(self.take(), filter.take()) },
+            "order_before",
+        )
+    }
+    /// Band: whether member `i` is unrolled in the isolated part of the band.
+    pub fn band_isolate_unrolled(&self, i: usize) -> IslResult<bool> {
+        // SAFETY: kept.
+        let t = unsafe {
+            isl_schedule_node_band_member_get_isolate_ast_loop_type(self.raw, i as c_int)
+        };
+        if t < 0 {
+            return Err(self.ctx.error("get_isolate_ast_loop_type"));
+        }
+        Ok(t == 2)
+    }
+    /// Band: sets the AST build options to the `isolate` option `iso`, a set of the form
+    /// `isolate[[P] -> [B]]` (`P` the outer schedule dimensions, `B` the band's members):
+    /// the AST generator builds the isolated instances apart from the rest, with the
+    /// isolated loop types (`band_set_isolate_unroll`). Replaces the band's other options.
+    pub fn band_set_isolate(self, iso: USet<'c>) -> IslResult<SNode<'c>> {
+        let c = self.ctx;
+        // SAFETY: both taken.
+        SNode::wrap(
+            c,
+            unsafe { isl_schedule_node_band_set_ast_build_options(self.take(), iso.take()) },
+            "set_ast_build_options",
+        )
+    }
+    /// The number of schedule dimensions of the bands above this node.
+    pub fn schedule_depth(&self) -> IslResult<usize> {
+        // SAFETY: kept.
+        let d = unsafe { isl_schedule_node_get_schedule_depth(self.raw) };
+        if d < 0 {
+            return Err(self.ctx.error("schedule depth"));
+        }
+        Ok(d as usize)
     }
     /// Band: whether member `i` has the default AST loop type (no separate/unroll request).
     pub fn band_default_loop_type(&self, i: usize) -> IslResult<bool> {
