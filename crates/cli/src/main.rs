@@ -129,6 +129,10 @@ struct PolyArgs {
     /// innermost loop by N (1: off).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(i64).range(1..=16))]
     register_tile: i64,
+    /// Columns of the register micro-kernel of matrix-product-like nests (its rows: the
+    /// register tile), 0 (none) or 2 to 64; default: 16 where the host has AVX-512, else 8.
+    #[arg(long, value_name = "N")]
+    micro_kernel_cols: Option<i64>,
     /// The most statement instances a loop nest with register tiles may have; beyond it the
     /// nest is generated without them (compile time grows with the code).
     #[arg(long, value_name = "N", default_value_t = 256)]
@@ -192,6 +196,9 @@ impl PolyArgs {
                 tile: !self.no_tile,
                 register_tile: self.register_tile,
                 register_tile_budget: self.register_tile_budget,
+                micro_kernel_cols: self
+                    .micro_kernel_cols
+                    .unwrap_or(tessera_poly::PolyOptions::default().micro_kernel_cols),
                 scratch: !self.no_scratch,
                 scratch_limit: self.scratch_limit,
                 ..Default::default()

@@ -36,6 +36,10 @@ pub struct PolyOptions {
     pub permute: bool,
     /// Unroll-and-jam factor of register tiles (1: none); see `register_tile`.
     pub register_tile: i64,
+    /// Columns of the register micro-kernel (`micro_kernel`: `register_tile` rows by this
+    /// many columns of accumulators); 0: none. Default: 16 where the host has 32 vector
+    /// registers of 512 bits (AVX-512), else 8.
+    pub micro_kernel_cols: i64,
     /// The most statement instances an AST with register tiles may have; beyond it the nest
     /// is generated without them (compile time grows with the AST).
     pub register_tile_budget: usize,
@@ -63,6 +67,7 @@ impl Default for PolyOptions {
             max_operations: 20_000_000,
             permute: true,
             register_tile: 4,
+            micro_kernel_cols: default_micro_kernel_cols(),
             register_tile_budget: 256,
             scratch: true,
             scratch_limit: 256 << 20,
@@ -88,8 +93,26 @@ impl PolyOptions {
                 self.register_tile
             ));
         }
+        if self.micro_kernel_cols != 0 && !(2..=64).contains(&self.micro_kernel_cols) {
+            return Err(format!(
+                "the micro-kernel columns must be 0 (none) or 2 to 64, got {}",
+                self.micro_kernel_cols
+            ));
+        }
         Ok(())
     }
+}
+
+/// Micro-kernel columns for the host: 16 with AVX-512 (32 registers of 8 doubles: 4 x 16
+/// accumulators take 8), else 8 (16 registers of 4 doubles: 4 x 8 take 8).
+fn default_micro_kernel_cols() -> i64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 16;
+        }
+    }
+    8
 }
 
 /// The cache model behind the default tile sizes: sizes from sysfs (fallback 32 KiB L1d,
@@ -162,6 +185,8 @@ pub struct BandInfo {
     pub coincident: Vec<bool>,
     /// What was done: "tiled 32x32", "point band", "wavefront (skewed t0 + t1)", ...
     pub note: String,
+    /// The statements of a register micro-kernel built on this band (`micro_kernel`).
+    pub micro_kernel: Vec<String>,
 }
 
 /// An access and whether isl proved it in bounds.
@@ -567,7 +592,10 @@ fn analyse_once(
                 &tile,
                 tile_on,
                 permute,
-                rt,
+                RegisterTiles {
+                    rows: rt,
+                    cols: opts.micro_kernel_cols,
+                },
                 separate,
                 &mut bands,
             )?;
@@ -658,7 +686,10 @@ fn analyse_once(
                 .filter_map(|st| st.loops.last().map(|l| (st.name.clone(), l.var)))
                 .collect();
             let (mut n_old, mut n_new) = (0, 0);
-            for st in &s.stmts {
+            // A micro-kernel's innermost loop walks rows of `B` on purpose (each row segment
+            // spans the unrolled columns).
+            let micro: Vec<&String> = bands.iter().flat_map(|b| &b.micro_kernel).collect();
+            for st in s.stmts.iter().filter(|st| !micro.contains(&&st.name)) {
                 if let (Some(o), Some(n)) = (old.get(&st.name), new.get(&st.name)) {
                     n_old += strided_accesses(st, *o);
                     n_new += strided_accesses(st, *n);
@@ -670,8 +701,12 @@ fn analyse_once(
                 )
             })
         };
+        // A micro-kernel's initialisations moved into a nest of their own sweep their
+        // array once more: O(n^2) against the kernel's O(n^3).
+        let micro = bands.iter().any(|b| !b.micro_kernel.is_empty());
         let stride_regression = match stride_regression {
             Some(r) => Some(r),
+            None if micro => None,
             None => split_sweeps(s, &schedule)?,
         };
         lap("tiling, wavefront, parallel marks");
@@ -1189,12 +1224,19 @@ fn transform<'c>(
     tile: &[i64],
     do_tile: bool,
     permute: bool,
-    register_tile_size: i64,
+    register_tile_size: RegisterTiles,
     separate: bool,
     bands: &mut Vec<BandInfo>,
 ) -> IslResult<(Schedule<'c>, usize)> {
+    let (schedule, splits) =
+        if register_tile_size.rows > 1 && register_tile_size.cols > 1 && permute {
+            split_micro_kernel_inits(schedule.clone(), scop, deps)?
+        } else {
+            (schedule.clone(), Vec::new())
+        };
     let mut node = schedule.root()?;
     let mut marked = 0;
+    let first_band = bands.len();
     // Depth-first walk with an explicit path of child positions.
     visit(
         scop,
@@ -1212,6 +1254,14 @@ fn transform<'c>(
     )?;
     while node.has_parent()? {
         node = node.parent()?;
+    }
+    if !splits.is_empty() {
+        if let Some(b) = bands[first_band..]
+            .iter_mut()
+            .find(|b| !b.micro_kernel.is_empty())
+        {
+            b.note = format!("{}; {}", splits.join("; "), b.note);
+        }
     }
     if separate {
         separate_innermost(&mut node)?;
@@ -1259,13 +1309,20 @@ fn separate_innermost(node: &mut SNode<'_>) -> IslResult<Below> {
         };
         for i in members {
             // Register tiles' strips stay unrolled.
-            if node.band_default_loop_type(i)? {
+            if node.band_default_loop_type(i)? && !node.band_isolate_unrolled(i)? {
                 *node = node.clone().band_set_separate(i)?;
             }
         }
     }
+    // A micro-kernel's point band (members unrolled in full tiles) counts as no loop: its
+    // full tiles, the code that matters, have none.
+    let micro = (0..n)
+        .map(|i| node.band_isolate_unrolled(i))
+        .collect::<IslResult<Vec<bool>>>()?
+        .into_iter()
+        .any(|u| u);
     for i in 0..n {
-        if node.band_default_loop_type(i)? && !degenerate(node, i)? {
+        if !micro && node.band_default_loop_type(i)? && !degenerate(node, i)? {
             return Ok(Below::Loop);
         }
     }
@@ -1281,7 +1338,7 @@ fn visit<'c>(
     tile: &[i64],
     do_tile: bool,
     permute: bool,
-    register_tile_size: i64,
+    register_tile_size: RegisterTiles,
     bands: &mut Vec<BandInfo>,
     depth: usize,
     inside_parallel: bool,
@@ -1301,6 +1358,7 @@ fn visit<'c>(
             .map(|i| node.band_coincident(i))
             .collect::<IslResult<_>>()?;
         let mut note = String::new();
+        let mut micro_stmts = Vec::new();
         // Tiles pay for reuse, or for parallelism: a band with no parallel member gets its
         // wavefront from the tiles.
         // The parallel members of the band as `node` is now; reset whenever `node` changes
@@ -1328,8 +1386,23 @@ fn visit<'c>(
                     format!("{note}; {why}")
                 };
             }
-            if register_tile_size > 1 {
-                if let Some((nn, why)) = register_tile(node, scop, deps, register_tile_size)? {
+            let mut micro = None;
+            if register_tile_size.rows > 1 && register_tile_size.cols > 1 {
+                micro = micro_kernel(node, scop, deps, register_tile_size)?;
+            }
+            if let Some((nn, why, stmts)) = micro {
+                *node = nn;
+                par_now = None;
+                note = if note.is_empty() {
+                    why
+                } else {
+                    format!("{note}; {why}")
+                };
+                micro_stmts = stmts;
+                permute = false;
+                do_tile = false;
+            } else if register_tile_size.rows > 1 {
+                if let Some((nn, why)) = register_tile(node, scop, deps, register_tile_size.rows)? {
                     *node = nn;
                     par_now = None;
                     note = if note.is_empty() {
@@ -1394,6 +1467,7 @@ fn visit<'c>(
             } else {
                 note
             },
+            micro_kernel: micro_stmts,
         });
         if !inside_parallel {
             let mut real = None;
@@ -1465,6 +1539,263 @@ fn degenerate(node: &SNode<'_>, k: usize) -> IslResult<bool> {
         .reverse()?
         .apply_range(probe.band_partial_map()?)?
         .is_single_valued()
+}
+
+/// The register tiles of point bands: `rows` for the unroll-and-jam of `register_tile` and
+/// the rows of `micro_kernel`, `cols` for the columns of `micro_kernel` (0: none).
+#[derive(Debug, Clone, Copy)]
+struct RegisterTiles {
+    rows: i64,
+    cols: i64,
+}
+
+/// The shape of a micro-kernel on the band at `node` (see `micro_kernel`): the members
+/// `(r, p, q)` chosen by the most written accesses, the statements with such an access, and
+/// the other statements of the band whose `r` member is not a counter (an initialisation
+/// fused into the band at one value of `r`, as `C[i][j] *= beta` at `k = 0` in gemm).
+#[allow(clippy::type_complexity)]
+fn micro_shape(
+    node: &SNode<'_>,
+    scop: &Scop,
+) -> IslResult<Option<((usize, usize, usize), Vec<String>, Vec<String>)>> {
+    let n = node.band_n_member()?;
+    if n < 3 {
+        return Ok(None);
+    }
+    let per = member_counters(&node.band_partial()?.to_map()?.to_string(), scop, n);
+    // (r, p, q) -> written accesses of that shape, and their statements.
+    let mut shapes: Vec<((usize, usize, usize), usize, Vec<String>)> = Vec::new();
+    for (st, vars, _) in &per {
+        let uses =
+            |x: &crate::scop::Aff, m: usize| vars[m].is_some_and(|v| x.terms.contains_key(&v));
+        for a in &st.accesses {
+            if a.kind != AccessKind::Write || a.expanded || a.idx.is_empty() {
+                continue;
+            }
+            let (last, rest) = a.idx.split_last().expect("non-empty");
+            for r in 0..n {
+                if vars[r].is_none() || a.idx.iter().any(|x| uses(x, r)) {
+                    continue;
+                }
+                let q = (0..n).find(|&m| {
+                    m != r
+                        && vars[m].is_some_and(|v| last.terms.get(&v).is_some_and(|c| c.abs() == 1))
+                        && !rest.iter().any(|x| uses(x, m))
+                });
+                let Some(q) = q else { continue };
+                let p = (0..n).find(|&m| {
+                    m != r && m != q && rest.iter().any(|x| uses(x, m)) && !uses(last, m)
+                });
+                let Some(p) = p else { continue };
+                match shapes.iter_mut().find(|(k, _, _)| *k == (r, p, q)) {
+                    Some((_, count, names)) => {
+                        *count += 1;
+                        if !names.contains(&st.name) {
+                            names.push(st.name.clone());
+                        }
+                    }
+                    None => shapes.push(((r, p, q), 1, vec![st.name.clone()])),
+                }
+            }
+        }
+    }
+    let Some((shape, _, names)) = shapes.into_iter().max_by_key(|(_, c, _)| *c) else {
+        return Ok(None);
+    };
+    let inits = per
+        .iter()
+        .filter(|(st, vars, _)| vars[shape.0].is_none() && !names.contains(&st.name))
+        .map(|(st, _, _)| st.name.clone())
+        .collect();
+    Ok(Some((shape, names, inits)))
+}
+
+/// Moves the initialisations fused into a micro-kernel's band (`micro_shape`) into a band
+/// of their own that runs first, where that is legal: no dependence goes from the band's
+/// other statements to them within one iteration of the loops around the band. In the
+/// kernel's band they would otherwise take their own unrolled copy of the strip at their
+/// value of `r` (gemm's `C[i][j] *= beta` at `k = 0`). Returns the schedule and a note per
+/// split.
+fn split_micro_kernel_inits<'c>(
+    schedule: Schedule<'c>,
+    scop: &Scop,
+    deps: &UMap<'c>,
+) -> IslResult<(Schedule<'c>, Vec<String>)> {
+    fn find<'c>(
+        node: SNode<'c>,
+        scop: &Scop,
+        deps: &UMap<'c>,
+        tried: &mut Vec<String>,
+    ) -> IslResult<Option<(SNode<'c>, String)>> {
+        if node.kind()? == NodeKind::Band && node.band_permutable()? {
+            if let Some((_, _, inits)) = micro_shape(&node, scop)? {
+                let key = format!("{}", node.domain()?);
+                if !inits.is_empty() && !tried.contains(&key) {
+                    tried.push(key);
+                    let ctx = node.ctx();
+                    let text: Vec<String> = inits
+                        .iter()
+                        .filter_map(|name| scop.stmts.iter().find(|s| &s.name == name))
+                        .map(|st| {
+                            let xs: Vec<String> =
+                                (0..st.loops.len()).map(|i| format!("x{i}")).collect();
+                            format!("{}[{}]", st.name, xs.join(", "))
+                        })
+                        .collect();
+                    let dom = node.domain()?;
+                    let first = ctx
+                        .union_set(&format!("{{ {} }}", text.join("; ")))?
+                        .intersect(dom.clone())?;
+                    let rest = dom.clone().subtract(first.clone())?;
+                    let prefix = node.prefix_map()?.intersect_domain(dom)?;
+                    let depth = node.schedule_depth()?;
+                    let zero =
+                        ctx.union_set(&format!("{{ [{}] }}", vec!["0"; depth].join(", ")))?;
+                    let same_iteration = deps
+                        .clone()
+                        .intersect_domain(rest)?
+                        .intersect_range(first.clone())?
+                        .apply_domain(prefix.clone())?
+                        .apply_range(prefix)?
+                        .deltas()?
+                        .intersect(zero)?;
+                    if same_iteration.is_empty()? {
+                        let after = node.order_before(first)?;
+                        return Ok(Some((
+                            after,
+                            format!(
+                                "{} moved out of the micro-kernel's band into a band run before it",
+                                inits.join(", ")
+                            ),
+                        )));
+                    }
+                }
+            }
+        }
+        for i in 0..node.n_children()? {
+            if let Some(x) = find(node.clone().child(i)?, scop, deps, tried)? {
+                return Ok(Some(x));
+            }
+        }
+        Ok(None)
+    }
+    let mut schedule = schedule;
+    let mut notes = Vec::new();
+    let mut tried = Vec::new();
+    // Each split removes the statements it moves from a band: a few at most.
+    for _ in 0..8 {
+        match find(schedule.root()?, scop, deps, &mut tried)? {
+            Some((node, note)) => {
+                schedule = node.schedule()?;
+                notes.push(note);
+            }
+            None => break,
+        }
+    }
+    Ok((schedule, notes))
+}
+
+/// The register micro-kernel of BLIS and of Polly's matrix-multiply optimisation, derived
+/// from the access relations rather than from a pattern: in a permutable band where a
+/// statement's written access is invariant in a member `r` (`C[i][j]` along `k`) and moves
+/// with two others, `p` in an outer subscript and `q` in the last one with stride 1, `r`
+/// becomes the innermost member and `p` and `q` are strip-mined by `rows` and `cols`. Their
+/// strips are unrolled inside the `r` loop in full tiles (isl's `isolate` option: the
+/// points of the prefix whose `rows x cols` strip is complete); partial tiles keep loops.
+/// Each `r` iteration of a full tile then updates `rows x cols` elements that stay invariant
+/// along `r`, which code generation keeps in registers across the loop
+/// (`crate::promote`), from `rows + cols` loads (gemm: 64 accumulators of `C`, 4 loads of
+/// `A`, 16 of `B` per `k`). Legal because the band is permutable: every element still sees
+/// its updates in the original order of `r`. Returns the band (the tile band, above the
+/// point band), the note, and the statements whose access chose the shape.
+fn micro_kernel<'c>(
+    node: &SNode<'c>,
+    scop: &Scop,
+    deps: &UMap<'c>,
+    rt: RegisterTiles,
+) -> IslResult<Option<(SNode<'c>, String, Vec<String>)>> {
+    let n = node.band_n_member()?;
+    // With an initialisation still in the band (`split_micro_kernel_inits` found it
+    // illegal to move), each of its values of `r` would take an unrolled copy: no kernel.
+    let Some(((r, p, q), names, inits)) = micro_shape(node, scop)? else {
+        return Ok(None);
+    };
+    if !inits.is_empty() {
+        return Ok(None);
+    }
+    let order: Vec<usize> = (0..n).filter(|&m| m != r).chain([r]).collect();
+    let mut nn = node
+        .clone()
+        .replace_band(node.band_partial()?.permute(&order)?)?;
+    nn = nn.band_set_permutable(true)?;
+    let par = parallel_members(&nn, deps)?;
+    for (k, &c) in par.iter().enumerate() {
+        nn = nn.band_set_coincident(k, c)?;
+    }
+    let pos = |m: usize| order.iter().position(|&o| o == m).expect("a member");
+    let (pp, pq) = (pos(p), pos(q));
+    let size = |k: usize| {
+        if k == pp {
+            rt.rows
+        } else if k == pq {
+            rt.cols
+        } else {
+            1
+        }
+    };
+    let sizes: Vec<i64> = (0..n).map(size).collect();
+    let point = nn.band_tile(&sizes)?.child(0)?;
+    // The full tiles: prefixes (outer schedule values) for which every point of the
+    // `rows x cols` strip is an instance. The tile band is the last `n` dimensions of the
+    // prefix; tile loops are not scaled and point loops not shifted (`Ctx::new`): member
+    // `k` of size `s` has tile value `t = floor(x / s)` and point value `x`.
+    let ctx = point.ctx();
+    let depth = point.schedule_depth()?;
+    if depth < n {
+        return Ok(None);
+    }
+    let ps: Vec<String> = (0..depth).map(|i| format!("p{i}")).collect();
+    let bs: Vec<String> = (0..n).map(|i| format!("b{i}")).collect();
+    let cons: Vec<String> = (0..n)
+        .map(|k| {
+            let t = &ps[depth - n + k];
+            match size(k) {
+                1 => format!("b{k} = {t}"),
+                s => format!("{s}{t} <= b{k} < {s}{t} + {s}"),
+            }
+        })
+        .collect();
+    let (pl, bl) = (ps.join(", "), bs.join(", "));
+    // (isl's prefix schedule is defined beyond the instances that reach the node.)
+    let points = point
+        .prefix_map()?
+        .intersect_domain(point.domain()?)?
+        .reverse()?
+        .apply_range(point.band_partial_map()?)?;
+    let prefixes = points.clone().domain()?;
+    let strip = ctx.union_map(&format!("{{ [{pl}] -> [{bl}] : {} }}", cons.join(" and ")))?;
+    let partial = strip
+        .intersect_domain(prefixes.clone())?
+        .subtract(points)?
+        .domain()?;
+    let full = prefixes.subtract(partial)?;
+    if full.is_empty()? {
+        return Ok(None);
+    }
+    let iso = full.apply(ctx.union_map(&format!("{{ [{pl}] -> isolate[[{pl}] -> [{bl}]] }}"))?)?;
+    let point = point
+        .band_set_isolate(iso)?
+        .band_set_isolate_unroll(pp)?
+        .band_set_isolate_unroll(pq)?;
+    let tile = point.parent()?;
+    Ok(Some((
+        tile,
+        format!(
+            "micro-kernel: member {r} innermost, members {p} and {q} unrolled by {} x {} in full tiles",
+            rt.rows, rt.cols
+        ),
+        names,
+    )))
 }
 
 /// Register tiling (unroll and jam) of a band: an outer member `u` in which accesses are

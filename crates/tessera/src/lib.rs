@@ -357,6 +357,18 @@ impl<'s> KernelBuilder<'s> {
         self
     }
 
+    /// Columns of the register micro-kernel of matrix-product-like nests (rows: the
+    /// register tile), 0 (off) or 2 to 64; default 16 on hosts with AVX-512, else 8. Like
+    /// `--micro-kernel-cols N`.
+    ///
+    /// ```
+    /// assert!(tessera::Kernel::builder("void f() {}", "f").micro_kernel_cols(1).compile().is_err());
+    /// ```
+    pub fn micro_kernel_cols(mut self, n: i64) -> Self {
+        self.poly.micro_kernel_cols = n;
+        self
+    }
+
     /// Fusion of the scheduler (default [`Fusion::Smart`]), like `--fusion`.
     ///
     /// ```
