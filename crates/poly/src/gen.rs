@@ -1034,7 +1034,8 @@ pub fn unguarded_original(
 ///
 /// With scratch arrays (`a.scratch`), the code first computes their extents, then runs the
 /// new nest with the arrays allocated if each stays within `poly.scratch_limit` bytes, and
-/// the SCoP's `original` statements otherwise.
+/// the SCoP's `original` statements otherwise. Innermost loops of the new nest get register
+/// promotion ([`crate::promote`]); its notes come back with the code.
 pub fn generate(
     f: &mut Function,
     scop: &Scop,
@@ -1043,13 +1044,21 @@ pub fn generate(
     poly: &crate::model::PolyOptions,
     original: &[Stmt],
     no_wrap: &crate::nowrap::NoWrap,
-) -> Result<Vec<Stmt>, GenError> {
+) -> Result<(Vec<Stmt>, Vec<String>), GenError> {
     let mut g = Gen::new(f, scop, opts, &a.wide_subscripts);
+    // The new nest, with register promotion of its innermost loops. Scratch arrays are
+    // declared first: `node` reads their scalars through them.
+    let mut promoted = Vec::new();
+    let mut nest = |g: &mut Gen| -> Result<Vec<Stmt>, GenError> {
+        let mut nest = g.node(&a.ast, false)?;
+        promoted = crate::promote::promote(g.f, &mut nest);
+        Ok(nest)
+    };
     let code = if a.scratch.is_empty() {
-        g.node(&a.ast, false)?
+        nest(&mut g)?
     } else {
         let (mut pre, mut then, fits) = g.declare_scratch(a, poly.scratch_limit)?;
-        then.extend(g.node(&a.ast, false)?);
+        then.extend(nest(&mut g)?);
         pre.push(Stmt::If {
             cond: fits,
             then,
@@ -1059,5 +1068,5 @@ pub fn generate(
     };
     // The no-wrap test first: the scratch extents and the new nest compute with the
     // parameters in 64 bits, valid only under it.
-    g.under_entry_test(code, original, no_wrap)
+    Ok((g.under_entry_test(code, original, no_wrap)?, promoted))
 }

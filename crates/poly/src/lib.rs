@@ -21,6 +21,7 @@ pub mod gen;
 pub mod isl;
 pub mod model;
 pub mod nowrap;
+pub mod promote;
 pub mod scop;
 pub mod subst;
 pub mod unswitch;
@@ -55,6 +56,8 @@ pub struct ScopReport {
     /// The number of the [`Stmt::Versioned`] region that holds the optimised code and the
     /// code as written, when the SCoP was optimised with [`GenOptions::versions`].
     pub site: Option<u32>,
+    /// Register promotion in the generated nest ([`promote`]): one line per innermost loop.
+    pub promoted: Vec<String>,
 }
 
 /// The polyhedral stage's report for a program.
@@ -143,6 +146,7 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
                 no_wrap: None,
                 ms: t0.elapsed().as_secs_f64() * 1e3,
                 site: None,
+                promoted: Vec::new(),
             });
             continue;
         }
@@ -158,10 +162,12 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
                     no_wrap: None,
                     ms: t0.elapsed().as_secs_f64() * 1e3,
                     site: None,
+                    promoted: Vec::new(),
                 });
                 continue;
             }
         };
+        let mut promoted = Vec::new();
         let (analysis, fallback, code) = match model::analyse(&fd.scop, opts) {
             Ok(a) if a.stride_regression.is_some() => {
                 let why = a.stride_regression.clone().unwrap_or_default();
@@ -186,7 +192,10 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
                 &list[fd.start..fd.end],
                 &no_wrap,
             ) {
-                Ok(code) => (Some(a), None, Some(code)),
+                Ok((code, p)) => {
+                    promoted = p;
+                    (Some(a), None, Some(code))
+                }
                 Err(e) => (
                     Some(a),
                     Some(format!("{e}; falling back to the plain JIT")),
@@ -221,6 +230,7 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
             no_wrap: Some(no_wrap),
             ms: t0.elapsed().as_secs_f64() * 1e3,
             site,
+            promoted,
         });
     }
     // Recurse into what is not a SCoP.
@@ -516,6 +526,15 @@ impl Report {
                     a.unswitched,
                     if a.unswitched == 1 { "" } else { "s" }
                 );
+            }
+            if !r.promoted.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "  register promotion (after code generation): array elements kept in locals across innermost loops:"
+                );
+                for p in &r.promoted {
+                    let _ = writeln!(s, "    {p}");
+                }
             }
             s.push_str("  generated loop nest:\n");
             s.push_str(&indent(&a.c_code, "    "));
