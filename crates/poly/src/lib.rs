@@ -10,7 +10,8 @@
 //!    schedules, tiles, skews and marks, proves accesses in bounds, and builds the AST — every
 //!    isl computation bounded by `isl_ctx_set_max_operations`; a failure or overrun leaves
 //!    the region as it was, with a note;
-//! 3. [`gen::generate`] turns the AST into IR statements that replace the region.
+//! 3. [`gen::generate`] turns the AST into IR statements that replace the region, and
+//!    [`promote::promote`] keeps the elements its innermost loops update in locals.
 //!
 //! [`Report::explain`] prints every stage's result as text (`tessera explain`).
 

@@ -568,6 +568,7 @@ fn analyse_once(
     // partial strips separated) and LLVM's time with them: past the budget the nest is built
     // again without them (covariance: 2.3 s of compile time for 80 ms of run time saved).
     let mut rt = opts.register_tile;
+    let mut mk_cols = opts.micro_kernel_cols;
     let mut register_tile_note = None;
     // Code size: past `max_ast_nodes` the nest is built again with less (no register
     // tiles, then no separation, then no tiling); past it without them the SCoP keeps its
@@ -594,7 +595,7 @@ fn analyse_once(
                 permute,
                 RegisterTiles {
                     rows: rt,
-                    cols: opts.micro_kernel_cols,
+                    cols: mk_cols,
                 },
                 separate,
                 &mut bands,
@@ -715,17 +716,33 @@ fn analyse_once(
         let (ast, unswitched) = crate::unswitch::unswitch(ast);
         lap("AST generation");
         let calls = ast_calls(&ast);
-        if rt > 1 && calls > opts.register_tile_budget {
-            register_tile_note = Some(format!(
-                "register tiles dropped: the loop nest would have {calls} statement instances (budget {})",
-                opts.register_tile_budget
-            ));
-            rt = 1;
+        // A micro-kernel's full tile is `rows x cols` instances of its statement by design:
+        // they are budgeted on top.
+        let micro_stmts: usize = bands.iter().map(|b| b.micro_kernel.len()).sum();
+        let budget = opts.register_tile_budget + micro_stmts * (rt * mk_cols.max(0)) as usize;
+        if rt > 1 && calls > budget {
+            let what = if micro_stmts > 0 {
+                mk_cols = 0;
+                "micro-kernels dropped"
+            } else {
+                rt = 1;
+                "register tiles dropped"
+            };
+            let note = format!(
+                "{what}: the loop nest would have {calls} statement instances (budget {budget})"
+            );
+            register_tile_note = Some(match register_tile_note {
+                Some(r) => format!("{r}; {note}"),
+                None => note,
+            });
             continue;
         }
         let nodes = ast_nodes(&ast);
         if nodes > opts.max_ast_nodes {
-            let step = if rt > 1 {
+            let step = if micro_stmts > 0 {
+                mk_cols = 0;
+                "without micro-kernels"
+            } else if rt > 1 {
                 rt = 1;
                 "without register tiles"
             } else if separate {
@@ -1255,12 +1272,13 @@ fn transform<'c>(
     while node.has_parent()? {
         node = node.parent()?;
     }
-    if !splits.is_empty() {
+    // Each split's note goes to the band of the micro-kernel it was made for.
+    for (note, kernel) in splits {
         if let Some(b) = bands[first_band..]
             .iter_mut()
-            .find(|b| !b.micro_kernel.is_empty())
+            .find(|b| b.micro_kernel.iter().any(|st| kernel.contains(st)))
         {
-            b.note = format!("{}; {}", splits.join("; "), b.note);
+            b.note = format!("{note}; {}", b.note);
         }
     }
     if separate {
@@ -1610,25 +1628,28 @@ fn micro_shape(
     Ok(Some((shape, names, inits)))
 }
 
+/// A split of `split_micro_kernel_inits`: its note, and the micro-kernel's statements.
+type Split = (String, Vec<String>);
+
 /// Moves the initialisations fused into a micro-kernel's band (`micro_shape`) into a band
 /// of their own that runs first, where that is legal: no dependence goes from the band's
 /// other statements to them within one iteration of the loops around the band. In the
 /// kernel's band they would otherwise take their own unrolled copy of the strip at their
-/// value of `r` (gemm's `C[i][j] *= beta` at `k = 0`). Returns the schedule and a note per
-/// split.
+/// value of `r` (gemm's `C[i][j] *= beta` at `k = 0`). Returns the schedule and, per
+/// split, a note and the statements of the micro-kernel it was made for.
 fn split_micro_kernel_inits<'c>(
     schedule: Schedule<'c>,
     scop: &Scop,
     deps: &UMap<'c>,
-) -> IslResult<(Schedule<'c>, Vec<String>)> {
+) -> IslResult<(Schedule<'c>, Vec<Split>)> {
     fn find<'c>(
         node: SNode<'c>,
         scop: &Scop,
         deps: &UMap<'c>,
         tried: &mut Vec<String>,
-    ) -> IslResult<Option<(SNode<'c>, String)>> {
+    ) -> IslResult<Option<(SNode<'c>, Split)>> {
         if node.kind()? == NodeKind::Band && node.band_permutable()? {
-            if let Some((_, _, inits)) = micro_shape(&node, scop)? {
+            if let Some((_, kernel, inits)) = micro_shape(&node, scop)? {
                 let key = format!("{}", node.domain()?);
                 if !inits.is_empty() && !tried.contains(&key) {
                     tried.push(key);
@@ -1661,13 +1682,11 @@ fn split_micro_kernel_inits<'c>(
                         .intersect(zero)?;
                     if same_iteration.is_empty()? {
                         let after = node.order_before(first)?;
-                        return Ok(Some((
-                            after,
-                            format!(
-                                "{} moved out of the micro-kernel's band into a band run before it",
-                                inits.join(", ")
-                            ),
-                        )));
+                        let note = format!(
+                            "{} moved out of the micro-kernel's band into a band run before it",
+                            inits.join(", ")
+                        );
+                        return Ok(Some((after, (note, kernel))));
                     }
                 }
             }

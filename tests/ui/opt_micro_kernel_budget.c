@@ -1,0 +1,17 @@
+// ARGS: explain $FILE --entry gemm -D NI=9 -D NJ=10 -D NK=7 --micro-kernel-cols 4 --register-tile 2 --register-tile-budget 4
+// EXIT: 0
+// The gemm of opt_micro_kernel.c with a statement-instance budget too small for its
+// micro-kernel (8 instances on top of 4): the micro-kernel is dropped first, then the plain
+// register tile, and the notes say so.
+#define NI 64
+#define NJ 64
+#define NK 64
+void gemm(double alpha, double beta, double C[NI][NJ], double A[NI][NK], double B[NK][NJ]) {
+    for (int i = 0; i < NI; i++) {
+        for (int j = 0; j < NJ; j++)
+            C[i][j] *= beta;
+        for (int k = 0; k < NK; k++)
+            for (int j = 0; j < NJ; j++)
+                C[i][j] += alpha * A[i][k] * B[k][j];
+    }
+}
