@@ -1391,10 +1391,10 @@ impl<'c> SNode<'c> {
         const ISL_AST_LOOP_UNROLL: c_int = 2;
         self.band_set_loop_type(i, ISL_AST_LOOP_UNROLL)
     }
-    /// Band: asks the AST generator to unroll member `i`'s loop completely in the isolated
-    /// part of the band (see [`SNode::band_set_isolate`]) only.
-    pub fn band_set_isolate_unroll(self, i: usize) -> IslResult<SNode<'c>> {
-        const ISL_AST_LOOP_UNROLL: c_int = 2;
+    /// Band: asks the AST generator for one `atomic` loop of member `i` in the isolated
+    /// part of the band (see [`SNode::band_set_isolate`]) only: no separation of it there.
+    pub fn band_set_isolate_atomic(self, i: usize) -> IslResult<SNode<'c>> {
+        const ISL_AST_LOOP_ATOMIC: c_int = 1;
         let c = self.ctx;
         // SAFETY: taken.
         SNode::wrap(
@@ -1403,7 +1403,7 @@ impl<'c> SNode<'c> {
                 isl_schedule_node_band_member_set_isolate_ast_loop_type(
                     self.take(),
                     i as c_int,
-                    ISL_AST_LOOP_UNROLL,
+                    ISL_AST_LOOP_ATOMIC,
                 )
             },
             "set_isolate_ast_loop_type",
@@ -1421,8 +1421,8 @@ impl<'c> SNode<'c> {
             "order_before",
         )
     }
-    /// Band: whether member `i` is unrolled in the isolated part of the band.
-    pub fn band_isolate_unrolled(&self, i: usize) -> IslResult<bool> {
+    /// Band: whether member `i` has a loop type of its own in the isolated part of the band.
+    pub fn band_isolate_typed(&self, i: usize) -> IslResult<bool> {
         // SAFETY: kept.
         let t = unsafe {
             isl_schedule_node_band_member_get_isolate_ast_loop_type(self.raw, i as c_int)
@@ -1430,12 +1430,12 @@ impl<'c> SNode<'c> {
         if t < 0 {
             return Err(self.ctx.error("get_isolate_ast_loop_type"));
         }
-        Ok(t == 2)
+        Ok(t != 0)
     }
     /// Band: sets the AST build options to the `isolate` option `iso`, a set of the form
     /// `isolate[[P] -> [B]]` (`P` the outer schedule dimensions, `B` the band's members):
     /// the AST generator builds the isolated instances apart from the rest, with the
-    /// isolated loop types (`band_set_isolate_unroll`). Replaces the band's other options.
+    /// isolated loop types (`band_set_isolate_atomic`). Replaces the band's other options.
     pub fn band_set_isolate(self, iso: USet<'c>) -> IslResult<SNode<'c>> {
         let c = self.ctx;
         // SAFETY: both taken.

@@ -25,6 +25,7 @@ pub mod nowrap;
 pub mod promote;
 pub mod scop;
 pub mod subst;
+pub mod unroll;
 pub mod unswitch;
 
 use std::fmt::Write;

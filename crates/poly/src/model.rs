@@ -713,6 +713,7 @@ fn analyse_once(
         lap("tiling, wavefront, parallel marks");
 
         let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule, &deps)?;
+        let (ast, _) = crate::unroll::unroll(ast);
         let (ast, unswitched) = crate::unswitch::unswitch(ast);
         lap("AST generation");
         let calls = ast_calls(&ast);
@@ -1326,8 +1327,8 @@ fn separate_innermost(node: &mut SNode<'_>) -> IslResult<Below> {
             0..n
         };
         for i in members {
-            // Register tiles' strips stay unrolled.
-            if node.band_default_loop_type(i)? && !node.band_isolate_unrolled(i)? {
+            // Register tiles' strips stay unrolled; a micro-kernel's are unrolled later.
+            if node.band_default_loop_type(i)? && !node.band_isolate_typed(i)? {
                 *node = node.clone().band_set_separate(i)?;
             }
         }
@@ -1335,7 +1336,7 @@ fn separate_innermost(node: &mut SNode<'_>) -> IslResult<Below> {
     // A micro-kernel's point band (members unrolled in full tiles) counts as no loop: its
     // full tiles, the code that matters, have none.
     let micro = (0..n)
-        .map(|i| node.band_isolate_unrolled(i))
+        .map(|i| node.band_isolate_typed(i))
         .collect::<IslResult<Vec<bool>>>()?
         .into_iter()
         .any(|u| u);
@@ -1802,11 +1803,15 @@ fn micro_kernel<'c>(
         return Ok(None);
     }
     let iso = full.apply(ctx.union_map(&format!("{{ [{pl}] -> isolate[[{pl}] -> [{bl}]] }}"))?)?;
+    // The strips are plain loops in the full tiles, unrolled on the AST (`crate::unroll`,
+    // at a fraction of what isl's `unroll` loop type costs), under a mark naming their
+    // iterators (isl names the iterator of schedule dimension `d` `c{d}`).
     let point = point
         .band_set_isolate(iso)?
-        .band_set_isolate_unroll(pp)?
-        .band_set_isolate_unroll(pq)?;
-    let tile = point.parent()?;
+        .band_set_isolate_atomic(pp)?
+        .band_set_isolate_atomic(pq)?;
+    let mark = format!("{} c{} c{}", crate::unroll::MARK, depth + pp, depth + pq);
+    let tile = point.insert_mark(&mark)?.parent()?;
     Ok(Some((
         tile,
         format!(
