@@ -495,6 +495,7 @@ impl Builder<'_> {
                 body,
                 step,
                 is_for,
+                vectorize,
             } => {
                 let header = self.label(LabelKind::LoopHeader, cond.span);
                 self.set_end(cur, NodeEnd::Goto(header));
@@ -527,6 +528,7 @@ impl Builder<'_> {
                         _ => None,
                     },
                     is_for: *is_for,
+                    vectorize: *vectorize,
                 });
                 out.push(self.inc_stmt(exit));
                 Some(exit)

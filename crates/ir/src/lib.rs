@@ -293,6 +293,12 @@ pub enum Stmt {
         step: Option<Expr>,
         /// True if this was written as a `for` loop (for printing and loop analysis).
         is_for: bool,
+        /// False where LLVM's loop vectorizer must leave the loop alone (`llvm.loop`
+        /// metadata): register promotion (`tessera_poly::promote`) clears it on loops that
+        /// keep many accumulators in registers, whose body the SLP vectorizer packs; under
+        /// `--fast-math` the loop vectorizer would turn each accumulator into a reduction of
+        /// its own.
+        vectorize: bool,
     },
     /// A parallel loop, produced by the polyhedral optimiser for a loop whose iterations it
     /// proved independent: `body` runs once for every `var` in `lo..hi` (step 1, `long`

@@ -1238,7 +1238,11 @@ impl<'ctx> Gen<'ctx, '_> {
             }
             Stmt::If { cond, then, els } => self.if_chain(fs, cond, then, els)?,
             Stmt::While {
-                cond, body, step, ..
+                cond,
+                body,
+                step,
+                vectorize,
+                ..
             } => {
                 let cb = self.cx.append_basic_block(fs.f, "cond");
                 let bb = self.cx.append_basic_block(fs.f, "body");
@@ -1257,7 +1261,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 if let Some(st) = step {
                     self.eval_any(fs, st)?;
                 }
-                self.b.build_unconditional_branch(cb)?;
+                let latch = self.b.build_unconditional_branch(cb)?;
+                if !vectorize {
+                    crate::loop_md::disable_vectorize(self.cx, latch);
+                }
                 self.b.position_at_end(xb);
             }
             Stmt::ParFor { var, lo, hi, body } => self.par_for(fs, *var, lo, hi, body)?,

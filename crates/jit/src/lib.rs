@@ -55,6 +55,7 @@
 pub mod blocks;
 mod codegen;
 mod kernel;
+mod loop_md;
 mod rt;
 
 pub use kernel::{

@@ -16,3 +16,52 @@ fn dot() {
     );
     assert_eq!(r, Ok(Some(tessera_ir::Scalar::F64(32.0))));
 }
+
+/// A loop whose `vectorize` is false carries `llvm.loop.vectorize.enable = false`, and the
+/// loop vectorizer leaves it alone: under fast-math it vectorizes the dot product's
+/// reduction otherwise. Both compute the same (a product of small integers, exact).
+#[test]
+fn loops_marked_not_to_vectorize_are_not_vectorized() {
+    use std::collections::HashMap;
+    use tessera_ir::Stmt;
+    fn mark(body: &mut [Stmt]) {
+        for s in body {
+            match s {
+                Stmt::While { vectorize, .. } => *vectorize = false,
+                Stmt::Block(b) => mark(b),
+                _ => {}
+            }
+        }
+    }
+    let src = "double dot(int n, double x[n], double y[n]) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * y[i]; return s; }";
+    let prog = tessera_sema::compile_source(src, &HashMap::new()).unwrap();
+    let mut marked = prog.clone();
+    mark(&mut marked.functions[0].body);
+    let opts = tessera_jit::Options {
+        fast_math: true,
+        ..Default::default()
+    };
+    let plain = tessera_jit::Compiled::compile(&prog, &opts).unwrap();
+    let kept = tessera_jit::Compiled::compile(&marked, &opts).unwrap();
+    assert!(plain.llvm_ir().contains("vector.body"));
+    assert!(!plain.llvm_ir().contains("llvm.loop.vectorize.enable"));
+    assert!(kept
+        .llvm_ir()
+        .contains("!\"llvm.loop.vectorize.enable\", i1 false"));
+    assert!(!kept.llvm_ir().contains("vector.body"));
+    let (fid, _) = prog.function("dot").unwrap();
+    let n = 37;
+    let args = || {
+        vec![
+            si(n),
+            f64a(vec![n as usize], (0..n).map(|i| (i % 7) as f64).collect()),
+            f64a(
+                vec![n as usize],
+                (0..n).map(|i| (i % 5) as f64 - 2.0).collect(),
+            ),
+        ]
+    };
+    let (mut a, mut b) = (args(), args());
+    assert_eq!(plain.call(fid, &mut a), kept.call(fid, &mut b));
+    assert!(plain.call(fid, &mut args()).unwrap().is_some());
+}

@@ -538,6 +538,7 @@ impl Gen<'_> {
                 body: inner,
                 step: Some(step),
                 is_for: true,
+                vectorize: true,
             },
         ])])
     }
@@ -967,6 +968,7 @@ impl Gen<'_> {
                         body,
                         step: Some(step),
                         is_for: true,
+                        vectorize: true,
                     },
                 ])]
             }

@@ -26,6 +26,10 @@ use tessera_ir::{
 /// The most elements promoted in one loop (register pressure).
 const MAX_PROMOTED: usize = 128;
 
+/// From this many promoted elements on, the loop is marked not to be vectorised by LLVM's
+/// loop vectorizer ([`Stmt::While`]'s `vectorize`): more than a plain register tile (4).
+const NO_LOOP_VECTORIZE: usize = 8;
+
 /// An affine form: coefficients per variable and a constant.
 type Affine = (BTreeMap<VarId, i64>, i64);
 
@@ -321,6 +325,7 @@ fn promote_loop(f: &mut Function, s: &mut Stmt) -> Option<String> {
         body,
         step,
         is_for: true,
+        vectorize,
     } = s
     else {
         return None;
@@ -482,6 +487,12 @@ fn promote_loop(f: &mut Function, s: &mut Stmt) -> Option<String> {
             ty: Some(ty),
             span,
         }));
+    }
+    // A micro-kernel's accumulators: the SLP vectorizer packs its unrolled columns; the
+    // loop vectorizer (under --fast-math) would make each a reduction of its own, with
+    // gathers. A register tile's few accumulators (gemv's rows) are left to it.
+    if groups.len() >= NO_LOOP_VECTORIZE {
+        *vectorize = false;
     }
     let test = cond.clone();
     let lp = std::mem::replace(s, Stmt::Break);

@@ -486,6 +486,7 @@ pub(crate) fn as_for_any(s: &Stmt) -> Option<ForLoop<'_>> {
         body,
         step: Some(step),
         is_for: true,
+        ..
     }] = b.as_slice()
     else {
         return None;

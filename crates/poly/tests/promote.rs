@@ -178,3 +178,56 @@ fn moving_or_unproven_subscripts_are_not_promoted() {
     let mut body = std::mem::take(&mut f.body);
     assert!(tessera_poly::promote::promote(&mut f, &mut body).is_empty());
 }
+
+/// The loops' `vectorize` flags of a statement list, outermost first.
+fn vectorize_flags(body: &[tessera_ir::Stmt], out: &mut Vec<bool>) {
+    use tessera_ir::Stmt;
+    for s in body {
+        match s {
+            Stmt::While {
+                vectorize, body, ..
+            } => {
+                out.push(*vectorize);
+                vectorize_flags(body, out);
+            }
+            Stmt::Block(b) => vectorize_flags(b, out),
+            Stmt::If { then, els, .. } => {
+                vectorize_flags(then, out);
+                vectorize_flags(els, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A loop keeping 8 accumulators (a micro-kernel's) is kept from LLVM's loop vectorizer;
+/// one keeping a single accumulator is not.
+#[test]
+fn many_accumulators_turn_loop_vectorization_off() {
+    let src = "void k(int n, double C[n][n], double A[n][n]) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j + 7 < n; j += 8)
+                for (int p = 0; p < n; p++) {
+                    C[i][j] += A[i][p]; C[i][j + 1] += A[i][p]; C[i][j + 2] += A[i][p];
+                    C[i][j + 3] += A[i][p]; C[i][j + 4] += A[i][p]; C[i][j + 5] += A[i][p];
+                    C[i][j + 6] += A[i][p]; C[i][j + 7] += A[i][p];
+                }
+    }";
+    let (before, after, notes) = promoted(src);
+    assert_eq!(notes.len(), 1);
+    assert!(notes[0].starts_with("8 elements"), "{notes:?}");
+    let mut flags = Vec::new();
+    vectorize_flags(&after.functions[0].body, &mut flags);
+    assert_eq!(flags, [true, true, false]);
+    same_results(&before, &after, 2, true);
+    let src = "void k(int n, double C[n][n], double A[n][n], double B[n][n]) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                for (int p = 0; p < n; p++)
+                    C[i][j] += A[i][p] * B[p][j];
+    }";
+    let (_, after, _) = promoted(src);
+    let mut flags = Vec::new();
+    vectorize_flags(&after.functions[0].body, &mut flags);
+    assert_eq!(flags, [true, true, true]);
+}

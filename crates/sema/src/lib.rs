@@ -555,6 +555,7 @@ impl Checker {
                     body,
                     step: None,
                     is_for: false,
+                    vectorize: true,
                 }]
             }
             ast::Stmt::DoWhile(b, c) => {
@@ -594,6 +595,7 @@ impl Checker {
                     body: b,
                     step: st?,
                     is_for: true,
+                    vectorize: true,
                 });
                 vec![ir::Stmt::Block(out)]
             }
