@@ -1715,6 +1715,60 @@ fn split_micro_kernel_inits<'c>(
     Ok((schedule, notes))
 }
 
+/// Isolates the full strips of the point band `point` of a band tiled by `sizes` (isl's
+/// `isolate` option): the prefixes (outer schedule values) for which every point of the
+/// strip is an instance, and gives the members `atomic` (one plain loop each) there, to be
+/// unrolled on the AST (`crate::unroll`). The tile band is the last `sizes.len()`
+/// dimensions of the prefix; tile loops are not scaled and point loops not shifted
+/// (`Ctx::new`): a member of size `s` has tile value `t = floor(x / s)` and point value `x`.
+/// `None` when no strip is full.
+fn isolate_full_strips<'c>(
+    point: SNode<'c>,
+    sizes: &[i64],
+    atomic: &[usize],
+) -> IslResult<Option<SNode<'c>>> {
+    let n = sizes.len();
+    let ctx = point.ctx();
+    let depth = point.schedule_depth()?;
+    if depth < n {
+        return Ok(None);
+    }
+    let ps: Vec<String> = (0..depth).map(|i| format!("p{i}")).collect();
+    let bs: Vec<String> = (0..n).map(|i| format!("b{i}")).collect();
+    let cons: Vec<String> = (0..n)
+        .map(|k| {
+            let t = &ps[depth - n + k];
+            match sizes[k] {
+                1 => format!("b{k} = {t}"),
+                s => format!("{s}{t} <= b{k} < {s}{t} + {s}"),
+            }
+        })
+        .collect();
+    let (pl, bl) = (ps.join(", "), bs.join(", "));
+    // (isl's prefix schedule is defined beyond the instances that reach the node.)
+    let points = point
+        .prefix_map()?
+        .intersect_domain(point.domain()?)?
+        .reverse()?
+        .apply_range(point.band_partial_map()?)?;
+    let prefixes = points.clone().domain()?;
+    let strip = ctx.union_map(&format!("{{ [{pl}] -> [{bl}] : {} }}", cons.join(" and ")))?;
+    let partial = strip
+        .intersect_domain(prefixes.clone())?
+        .subtract(points)?
+        .domain()?;
+    let full = prefixes.subtract(partial)?;
+    if full.is_empty()? {
+        return Ok(None);
+    }
+    let iso = full.apply(ctx.union_map(&format!("{{ [{pl}] -> isolate[[{pl}] -> [{bl}]] }}"))?)?;
+    let mut point = point.band_set_isolate(iso)?;
+    for &m in atomic {
+        point = point.band_set_isolate_atomic(m)?;
+    }
+    Ok(Some(point))
+}
+
 /// The register micro-kernel of BLIS and of Polly's matrix-multiply optimisation, derived
 /// from the access relations rather than from a pattern: in a permutable band where a
 /// statement's written access is invariant in a member `r` (`C[i][j]` along `k`) and moves
@@ -1765,51 +1819,13 @@ fn micro_kernel<'c>(
     };
     let sizes: Vec<i64> = (0..n).map(size).collect();
     let point = nn.band_tile(&sizes)?.child(0)?;
-    // The full tiles: prefixes (outer schedule values) for which every point of the
-    // `rows x cols` strip is an instance. The tile band is the last `n` dimensions of the
-    // prefix; tile loops are not scaled and point loops not shifted (`Ctx::new`): member
-    // `k` of size `s` has tile value `t = floor(x / s)` and point value `x`.
-    let ctx = point.ctx();
+    let Some(point) = isolate_full_strips(point, &sizes, &[pp, pq])? else {
+        return Ok(None);
+    };
     let depth = point.schedule_depth()?;
-    if depth < n {
-        return Ok(None);
-    }
-    let ps: Vec<String> = (0..depth).map(|i| format!("p{i}")).collect();
-    let bs: Vec<String> = (0..n).map(|i| format!("b{i}")).collect();
-    let cons: Vec<String> = (0..n)
-        .map(|k| {
-            let t = &ps[depth - n + k];
-            match size(k) {
-                1 => format!("b{k} = {t}"),
-                s => format!("{s}{t} <= b{k} < {s}{t} + {s}"),
-            }
-        })
-        .collect();
-    let (pl, bl) = (ps.join(", "), bs.join(", "));
-    // (isl's prefix schedule is defined beyond the instances that reach the node.)
-    let points = point
-        .prefix_map()?
-        .intersect_domain(point.domain()?)?
-        .reverse()?
-        .apply_range(point.band_partial_map()?)?;
-    let prefixes = points.clone().domain()?;
-    let strip = ctx.union_map(&format!("{{ [{pl}] -> [{bl}] : {} }}", cons.join(" and ")))?;
-    let partial = strip
-        .intersect_domain(prefixes.clone())?
-        .subtract(points)?
-        .domain()?;
-    let full = prefixes.subtract(partial)?;
-    if full.is_empty()? {
-        return Ok(None);
-    }
-    let iso = full.apply(ctx.union_map(&format!("{{ [{pl}] -> isolate[[{pl}] -> [{bl}]] }}"))?)?;
     // The strips are plain loops in the full tiles, unrolled on the AST (`crate::unroll`,
     // at a fraction of what isl's `unroll` loop type costs), under a mark naming their
     // iterators (isl names the iterator of schedule dimension `d` `c{d}`).
-    let point = point
-        .band_set_isolate(iso)?
-        .band_set_isolate_atomic(pp)?
-        .band_set_isolate_atomic(pq)?;
     let mark = format!("{} c{} c{}", crate::unroll::MARK, depth + pp, depth + pq);
     let tile = point.insert_mark(&mark)?.parent()?;
     Ok(Some((
@@ -1868,9 +1884,18 @@ fn register_tile<'c>(
     };
     let sizes: Vec<i64> = (0..n).map(|m| if m == u { size } else { 1 }).collect();
     let tiled = node.clone().band_tile(&sizes)?.band_set_separate(u)?;
-    let strip = tiled.child(0)?.band_set_unroll(u)?;
+    // Full strips are unrolled on the AST (`crate::unroll`: isl's `unroll` loop type cost
+    // most of the AST generation time), partial ones keep a loop of fewer iterations.
+    let strip = tiled.child(0)?;
+    let node = match isolate_full_strips(strip.clone(), &sizes, &[u])? {
+        Some(strip) => {
+            let mark = format!("{} c{}", crate::unroll::MARK, strip.schedule_depth()? + u);
+            strip.insert_mark(&mark)?.parent()?
+        }
+        None => strip.parent()?,
+    };
     Ok(Some((
-        strip.parent()?,
+        node,
         format!("register tile: member {u} unrolled by {size} and jammed into the innermost loop"),
     )))
 }
