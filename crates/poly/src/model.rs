@@ -713,10 +713,12 @@ fn analyse_once(
         lap("tiling, wavefront, parallel marks");
 
         let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule, &deps)?;
-        let (ast, _) = crate::unroll::unroll(ast);
+        let (ast, unrolled) = crate::unroll::unroll(ast);
         let (ast, unswitched) = crate::unswitch::unswitch(ast);
         lap("AST generation");
-        let calls = ast_calls(&ast);
+        // A partial strip kept as a loop weighs as its `rt` copies (what isl's `unroll`
+        // made of it, and about what LLVM makes of it).
+        let calls = ast_calls(&ast) + unrolled.kept * (rt.max(1) as usize - 1);
         // A micro-kernel's full tile is `rows x cols` instances of its statement by design:
         // they are budgeted on top.
         let micro_stmts: usize = bands.iter().map(|b| b.micro_kernel.len()).sum();

@@ -22,15 +22,23 @@ pub const MARK: &str = "unroll";
 /// The most iterations of one loop unrolled.
 pub const MAX_TRIP: i64 = 64;
 
-/// Unrolls the marked loops of `a` and drops the marks; returns the new tree and the number
-/// of loops unrolled.
-pub fn unroll(a: Ast) -> (Ast, usize) {
-    let mut n = 0;
+/// What [`unroll`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Unrolled {
+    /// Loops replaced by their iterations.
+    pub loops: usize,
+    /// Marked loops kept because their trip count is not a constant (partial strips).
+    pub kept: usize,
+}
+
+/// Unrolls the marked loops of `a` and drops the marks; returns the new tree and counts.
+pub fn unroll(a: Ast) -> (Ast, Unrolled) {
+    let mut n = Unrolled::default();
     let out = walk(a, &[], &mut n);
     (out, n)
 }
 
-fn walk(a: Ast, its: &[String], n: &mut usize) -> Ast {
+fn walk(a: Ast, its: &[String], n: &mut Unrolled) -> Ast {
     match a {
         Ast::Mark(name, body) => match name.strip_prefix(MARK) {
             Some(rest) if rest.is_empty() || rest.starts_with(' ') => {
@@ -63,7 +71,7 @@ fn walk(a: Ast, its: &[String], n: &mut usize) -> Ast {
             };
             match trip {
                 Some(t) if (1..=MAX_TRIP).contains(&t) => {
-                    *n += 1;
+                    n.loops += 1;
                     Ast::Block(
                         (0..t)
                             .map(|u| {
@@ -77,14 +85,19 @@ fn walk(a: Ast, its: &[String], n: &mut usize) -> Ast {
                             .collect(),
                     )
                 }
-                _ => Ast::For {
-                    it,
-                    init,
-                    cond,
-                    inc,
-                    body: Box::new(body),
-                    parallel,
-                },
+                _ => {
+                    if its.contains(&it) {
+                        n.kept += 1;
+                    }
+                    Ast::For {
+                        it,
+                        init,
+                        cond,
+                        inc,
+                        body: Box::new(body),
+                        parallel,
+                    }
+                }
             }
         }
     }
@@ -262,7 +275,8 @@ mod tests {
         );
         let (out, n) = unroll(Ast::Mark("unroll c6 c7".into(), Box::new(nest)));
         assert_eq!(
-            n, 2,
+            n,
+            Unrolled { loops: 2, kept: 0 },
             "the c6 and c7 loops (c7 unrolled before c6 copies it)"
         );
         assert_eq!(
@@ -302,14 +316,14 @@ mod tests {
             call(vec![id("c7")]),
         );
         let (out, n) = unroll(Ast::Mark("unroll c7".into(), Box::new(partial)));
-        assert_eq!(n, 0);
+        assert_eq!(n, Unrolled { loops: 0, kept: 1 });
         assert!(matches!(out, Ast::For { .. }));
         let other = strip("c5", int(0), int(3), call(vec![id("c5")]));
         let (out, n) = unroll(Ast::Mark("unroll c7".into(), Box::new(other.clone())));
-        assert_eq!(n, 0);
+        assert_eq!(n, Unrolled::default());
         assert!(matches!(out, Ast::For { .. }));
         let (out, n) = unroll(other);
-        assert_eq!(n, 0);
+        assert_eq!(n, Unrolled::default());
         assert!(matches!(out, Ast::For { .. }));
         // Other marks stay.
         let (out, _) = unroll(Ast::Mark("parallel".into(), Box::new(call(vec![]))));
