@@ -145,8 +145,9 @@ pub(crate) fn compound_int_subscripts(st: &crate::scop::PolyStmt) -> Vec<Aff> {
 }
 
 /// Marks every index of every access of `body` proven: the run-time test at the SCoP's
-/// entry ([`crate::nowrap`]) checked them all for the parameters it runs with.
-fn mark_all_proven(body: &mut Stmt) {
+/// entry ([`crate::nowrap`]) checked them all for the parameters it runs with. (Public for
+/// tests that need code as the optimiser leaves it.)
+pub fn mark_all_proven(body: &mut Stmt) {
     tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |e| {
         match &mut e.kind {
             ExprKind::Load {
@@ -1048,25 +1049,25 @@ pub fn generate(
     no_wrap: &crate::nowrap::NoWrap,
 ) -> Result<(Vec<Stmt>, Vec<String>), GenError> {
     let mut g = Gen::new(f, scop, opts, &a.wide_subscripts);
-    // The new nest, with register promotion of its innermost loops. Scratch arrays are
-    // declared first: `node` reads their scalars through them.
-    let mut promoted = Vec::new();
-    let mut nest = |g: &mut Gen| -> Result<Vec<Stmt>, GenError> {
-        let mut nest = g.node(&a.ast, false)?;
-        promoted = crate::promote::promote(g.f, &mut nest);
-        Ok(nest)
-    };
-    let code = if a.scratch.is_empty() {
-        nest(&mut g)?
+    // Scratch arrays are declared first: `node` reads their scalars through them.
+    let scratch = if a.scratch.is_empty() {
+        None
     } else {
-        let (mut pre, mut then, fits) = g.declare_scratch(a, poly.scratch_limit)?;
-        then.extend(nest(&mut g)?);
-        pre.push(Stmt::If {
-            cond: fits,
-            then,
-            els: original.to_vec(),
-        });
-        pre
+        Some(g.declare_scratch(a, poly.scratch_limit)?)
+    };
+    let mut nest = g.node(&a.ast, false)?;
+    let promoted = crate::promote::promote(g.f, &mut nest);
+    let code = match scratch {
+        None => nest,
+        Some((mut pre, mut then, fits)) => {
+            then.extend(nest);
+            pre.push(Stmt::If {
+                cond: fits,
+                then,
+                els: original.to_vec(),
+            });
+            pre
+        }
     };
     // The no-wrap test first: the scratch extents and the new nest compute with the
     // parameters in 64 bits, valid only under it.

@@ -1385,12 +1385,6 @@ impl<'c> SNode<'c> {
         const ISL_AST_LOOP_SEPARATE: c_int = 3;
         self.band_set_loop_type(i, ISL_AST_LOOP_SEPARATE)
     }
-    /// Band: asks the AST generator to unroll member `i`'s loop completely
-    /// (`isl_ast_loop_unroll`; its trip count must be bounded by a constant).
-    pub fn band_set_unroll(self, i: usize) -> IslResult<SNode<'c>> {
-        const ISL_AST_LOOP_UNROLL: c_int = 2;
-        self.band_set_loop_type(i, ISL_AST_LOOP_UNROLL)
-    }
     /// Band: asks the AST generator for one `atomic` loop of member `i` in the isolated
     /// part of the band (see [`SNode::band_set_isolate`]) only: no separation of it there.
     pub fn band_set_isolate_atomic(self, i: usize) -> IslResult<SNode<'c>> {

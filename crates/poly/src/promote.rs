@@ -9,7 +9,9 @@
 //! An innermost `for` loop qualifies when its body cannot fail (every access proven in
 //! bounds, no integer division, remainder or shift, no call) and has no jump or nested loop.
 //! An array is promoted when the loop writes it, and every access of it in the loop has a
-//! subscript that is an affine form of variables the loop does not assign; the distinct
+//! subscript that is an affine form of variables the loop does not assign (read as the SCoP
+//! model reads subscripts, [`crate::scop::index_aff`]: the nest runs under the SCoP's entry
+//! test, so its integer conversions do not wrap); the distinct
 //! subscripts must differ by a non-zero constant in some dimension (so they name distinct
 //! elements whatever the variables' values), and each must be accessed on every iteration
 //! (outside any `if`, `&&`, `||` or `?:`), so that loading it before the first iteration
@@ -17,11 +19,9 @@
 //! `if (cond) { locals = elements; loop; elements = locals; }`. Distinct array variables
 //! of a SCoP are distinct storage (`tessera_ir::alias`), so no other access reaches them.
 
-use std::collections::BTreeMap;
+use tessera_ir::{BinOp, Expr, ExprKind, Function, Place, ScalarTy, Stmt, Var, VarId, VarKind};
 
-use tessera_ir::{
-    BinOp, Expr, ExprKind, Function, Place, ScalarTy, Stmt, UnOp, Var, VarId, VarKind,
-};
+use crate::scop::{index_aff, Aff};
 
 /// The most elements promoted in one loop (register pressure).
 const MAX_PROMOTED: usize = 128;
@@ -29,9 +29,6 @@ const MAX_PROMOTED: usize = 128;
 /// From this many promoted elements on, the loop is marked not to be vectorised by LLVM's
 /// loop vectorizer ([`Stmt::While`]'s `vectorize`): more than a plain register tile (4).
 const NO_LOOP_VECTORIZE: usize = 8;
-
-/// An affine form: coefficients per variable and a constant.
-type Affine = (BTreeMap<VarId, i64>, i64);
 
 /// Promotes invariant updated elements in every innermost loop of `body`; new locals are
 /// added to `f`. Returns one line per loop changed, naming the elements and the loop's
@@ -61,11 +58,11 @@ fn promote_stmt(f: &mut Function, s: &mut Stmt, out: &mut Vec<String>) {
 }
 
 /// `A[c0][c1 + 1]`, from the names of `f`'s variables.
-fn describe(f: &Function, array: VarId, index: &[Affine]) -> String {
+fn describe(f: &Function, array: VarId, index: &[Aff]) -> String {
     let mut s = f.var(array).name.clone();
-    for (m, c) in index {
+    for Aff { terms, c } in index {
         let mut t = String::new();
-        for (v, k) in m {
+        for (v, k) in terms {
             let name = &f.var(*v).name;
             match (*k, t.is_empty()) {
                 (1, true) => t.push_str(name),
@@ -178,65 +175,10 @@ fn safe_body(body: &[Stmt]) -> bool {
     ok && stmts_ok
 }
 
-/// The affine form of an index expression, if it is one (sums, differences, negations,
-/// products by constants, widening casts of variables and constants).
-fn affine(e: &Expr) -> Option<Affine> {
-    Some(match &e.kind {
-        ExprKind::Int(c) => (BTreeMap::new(), *c),
-        ExprKind::Var(v) => (BTreeMap::from([(*v, 1)]), 0),
-        ExprKind::Cast(x) => {
-            // Only widening integer conversions are exact.
-            let wide = |t: Option<ScalarTy>| match t {
-                Some(ScalarTy::I64) => 3,
-                Some(ScalarTy::I32) => 2,
-                _ => 0,
-            };
-            if wide(x.ty) == 0 || wide(e.ty) < wide(x.ty) {
-                return None;
-            }
-            affine(x)?
-        }
-        ExprKind::Unary(UnOp::Neg, x) => scale(affine(x)?, -1)?,
-        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            let (mut m, c) = affine(a)?;
-            let (n, d) = affine(b)?;
-            let s = if *op == BinOp::Add { 1 } else { -1 };
-            for (v, k) in n {
-                let e = m.entry(v).or_insert(0);
-                *e = e.checked_add(k.checked_mul(s)?)?;
-            }
-            m.retain(|_, k| *k != 0);
-            (m, c.checked_add(d.checked_mul(s)?)?)
-        }
-        ExprKind::Binary(BinOp::Mul, a, b) => {
-            let (x, y) = (affine(a)?, affine(b)?);
-            if x.0.is_empty() {
-                scale(y, x.1)?
-            } else if y.0.is_empty() {
-                scale(x, y.1)?
-            } else {
-                return None;
-            }
-        }
-        _ => return None,
-    })
-}
-
-fn scale((m, c): Affine, k: i64) -> Option<Affine> {
-    let mut out = BTreeMap::new();
-    for (v, x) in m {
-        let y = x.checked_mul(k)?;
-        if y != 0 {
-            out.insert(v, y);
-        }
-    }
-    Some((out, c.checked_mul(k)?))
-}
-
 /// One access of an array in the loop body.
 struct Access {
     array: VarId,
-    index: Option<Vec<Affine>>,
+    index: Option<Vec<Aff>>,
     write: bool,
     every_iteration: bool,
 }
@@ -246,7 +188,7 @@ fn accesses(e: &Expr, every: bool, out: &mut Vec<Access>) {
     let elem = |array: VarId, indices: &[Expr], write: bool, out: &mut Vec<Access>| {
         out.push(Access {
             array,
-            index: indices.iter().map(affine).collect(),
+            index: indices.iter().map(index_aff).collect(),
             write,
             every_iteration: every,
         });
@@ -343,14 +285,14 @@ fn promote_loop(f: &mut Function, s: &mut Stmt) -> Option<String> {
     let mut arrays: Vec<VarId> = acc.iter().filter(|a| a.write).map(|a| a.array).collect();
     arrays.sort();
     arrays.dedup();
-    let mut groups: Vec<(VarId, Vec<Affine>)> = Vec::new();
+    let mut groups: Vec<(VarId, Vec<Aff>)> = Vec::new();
     'array: for x in arrays {
-        let mut mine: Vec<(Vec<Affine>, bool)> = Vec::new();
+        let mut mine: Vec<(Vec<Aff>, bool)> = Vec::new();
         for a in acc.iter().filter(|a| a.array == x) {
             let Some(idx) = &a.index else { continue 'array };
             if idx
                 .iter()
-                .any(|(m, _)| m.keys().any(|v| variant.contains(v)))
+                .any(|a| a.terms.keys().any(|v| variant.contains(v)))
             {
                 continue 'array;
             }
@@ -368,7 +310,7 @@ fn promote_loop(f: &mut Function, s: &mut Stmt) -> Option<String> {
                 let apart = a
                     .iter()
                     .zip(b)
-                    .any(|((ma, ca), (mb, cb))| ma == mb && ca != cb);
+                    .any(|(x, y)| x.terms == y.terms && x.c != y.c);
                 if !apart {
                     continue 'array;
                 }
@@ -417,7 +359,7 @@ fn promote_loop(f: &mut Function, s: &mut Stmt) -> Option<String> {
         locals.push(id);
     }
     let find = |array: VarId, indices: &[Expr]| -> Option<usize> {
-        let idx = indices.iter().map(affine).collect::<Option<Vec<_>>>()?;
+        let idx = indices.iter().map(index_aff).collect::<Option<Vec<_>>>()?;
         groups.iter().position(|(x, i)| *x == array && *i == idx)
     };
     // The subscripts of the first access of each element, as written, for the load and

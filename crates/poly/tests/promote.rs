@@ -3,35 +3,16 @@
 //! reference interpreter runs both on random inputs at sizes 0, 1, 2, 3 and 7).
 
 use std::collections::HashMap;
-use tessera_ir::{ArgValue, ArrayData, ArrayElems, ExprKind, FuncId, Place, Program, Scalar};
+use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, Scalar};
 
 /// The program of `src` with every subscript marked proven in bounds (as the polyhedral
 /// stage marks those it proves), before and after promotion; and promotion's notes.
 fn promoted(src: &str) -> (Program, Program, Vec<String>) {
     let mut prog =
         tessera_sema::compile_source(src, &HashMap::new()).unwrap_or_else(|d| panic!("{d:?}"));
-    let f = &mut prog.functions[0];
-    tessera_ir::walk_stmts_mut(&mut f.body, &mut |e| {
-        if let ExprKind::Load {
-            indices, proven, ..
-        }
-        | ExprKind::Assign {
-            place: Place::Elem {
-                indices, proven, ..
-            },
-            ..
-        }
-        | ExprKind::IncDec {
-            place: Place::Elem {
-                indices, proven, ..
-            },
-            ..
-        } = &mut e.kind
-        {
-            *proven = (1u64 << indices.len()) - 1;
-        }
-        true
-    });
+    for s in prog.functions[0].body.iter_mut() {
+        tessera_poly::gen::mark_all_proven(s);
+    }
     let before = prog.clone();
     let f = &mut prog.functions[0];
     let mut body = std::mem::take(&mut f.body);
