@@ -7,7 +7,7 @@
 #![allow(clippy::result_large_err)]
 mod calibrate;
 mod driver;
-mod npy;
+mod query;
 mod skel;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -62,6 +62,12 @@ enum Cmd {
     ///
     /// Example: tessera calibrate --plots target/calibration
     Calibrate(calibrate::CalibrateArgs),
+    /// Run a SQL query over CSV, Parquet or .npy files, compiled to one fused JIT pipeline
+    /// per query (filters, projections, group-by aggregates, sort, top-k, limit), with user
+    /// functions written in the kernel language.
+    ///
+    /// Example: tessera query "SELECT k, sum(v) FROM t GROUP BY k" --table t=data.parquet
+    Query(query::QueryArgs),
     /// Show what the polyhedral optimiser does with a function: per SCoP the domains,
     /// accesses and dependences in isl notation, the schedule tree, tile sizes, parallel
     /// loops, bounds proofs and the generated loop nest; and why other loop nests are not SCoPs.
@@ -711,6 +717,10 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         }
         Cmd::Run(args) => run(args),
         Cmd::Skel(args) => skel_cmd(args),
+        Cmd::Query(args) => query::run(args).map_err(|e| Failure {
+            text: format!("error: {e}\n"),
+            code: 1,
+        }),
         Cmd::Calibrate(args) => calibrate::run(args).map_err(|e| Failure {
             text: format!("error: {e}\n"),
             code: 1,
@@ -1020,7 +1030,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
                 let data = match inputs.get(&v.name) {
                     Some(path) => {
-                        let d = npy::read(path).map_err(usage)?;
+                        let d = tessera_ir::npy::read(path).map_err(usage)?;
                         if d.elems.ty() != v.scalar_ty() || d.shape != shape {
                             return Err(usage(format!(
                                 "--input {}: `{}` is declared `{} {}{}` (dtype {}, shape {:?}) but `{}` holds dtype {}, shape {:?}",
@@ -1322,7 +1332,7 @@ fn write_arrays(dir: &Path, f: &tessera_ir::Function, args: &[ArgValue]) -> Resu
     for (p, a) in f.params.iter().zip(args) {
         if let ArgValue::Array(d) = a {
             let path = dir.join(format!("{}.npy", f.var(*p).name));
-            npy::write(&path, d)
+            tessera_ir::npy::write(&path, d)
                 .map_err(|e| usage(format!("cannot write `{}`: {e}", path.display())))?;
         }
     }

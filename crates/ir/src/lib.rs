@@ -14,6 +14,7 @@
 use std::fmt;
 
 pub mod alias;
+pub mod npy;
 pub mod print;
 mod value;
 pub use value::*;

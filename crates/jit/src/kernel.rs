@@ -267,6 +267,14 @@ pub enum CallError {
         /// The view's strides, in elements.
         strides: Vec<isize>,
     },
+    /// A read-only array ([`Args::array_ref`]) for a parameter the function may write.
+    #[error("argument `{arg}`: `{function}` may write this array, so it must be passed mutably (`Args::array`), not read-only")]
+    ReadOnly {
+        /// The argument's name.
+        arg: String,
+        /// The entry function.
+        function: String,
+    },
     /// The kernel was compiled without guards (`Options::guards == false`): the safe
     /// [`Kernel::call`] refuses it; only the `unsafe` [`Kernel::call_unchecked`] runs it.
     #[error("`{function}` was compiled without guards (`Options::guards == false`); only the unsafe `Kernel::call_unchecked` may call it")]
@@ -308,7 +316,8 @@ impl CallError {
             | CallError::ElemType { arg, .. }
             | CallError::Shape { arg, .. }
             | CallError::Length { arg, .. }
-            | CallError::NotContiguous { arg, .. } => Some(arg),
+            | CallError::NotContiguous { arg, .. }
+            | CallError::ReadOnly { arg, .. } => Some(arg),
             CallError::Unguarded { .. } | CallError::Runtime(_) => None,
         }
     }
@@ -392,6 +401,9 @@ enum Item {
         ptr: *mut u8,
         len: usize,
         shape: Vec<usize>,
+        /// Borrowed shared (`Args::array_ref`): the call refuses a parameter the function
+        /// may write, and nothing is ever written through `ptr`.
+        readonly: bool,
     },
     NonContiguous {
         shape: Vec<usize>,
@@ -461,6 +473,25 @@ impl<'a> Args<'a> {
                 len: data.len(),
                 ptr: data.as_mut_ptr() as *mut u8,
                 shape: shape.to_vec(),
+                readonly: false,
+            },
+        ));
+        self
+    }
+
+    /// A read-only array argument: row-major elements with the given shape, borrowed
+    /// shared, so immutable buffers (Arrow columns, memory maps) are passed without a copy.
+    /// The call refuses it ([`CallError::ReadOnly`]) for a parameter the function may write,
+    /// directly or through a call; otherwise as [`array`](Self::array).
+    pub fn array_ref<T: Element>(mut self, name: &str, data: &'a [T], shape: &[usize]) -> Args<'a> {
+        self.items.push((
+            name.to_string(),
+            Item::Array {
+                elem: T::TY,
+                len: data.len(),
+                ptr: data.as_ptr() as *mut u8,
+                shape: shape.to_vec(),
+                readonly: true,
             },
         ));
         self
@@ -484,6 +515,7 @@ impl<'a> Args<'a> {
                 len: data.len(),
                 ptr: data.as_mut_ptr() as *mut u8,
                 shape,
+                readonly: false,
             },
             None => Item::NonContiguous { shape, strides },
         };
@@ -796,8 +828,15 @@ fn check(prog: &Program, func: FuncId, args: &Args<'_>) -> Result<Vec<RawArg>, C
                     ptr: _,
                     len,
                     shape,
+                    readonly,
                 },
             ) => {
+                if *readonly && tessera_ir::alias::writes_param(prog, func, f.params[i]) {
+                    return Err(CallError::ReadOnly {
+                        arg: arg(),
+                        function: f.name.clone(),
+                    });
+                }
                 if elem != pe {
                     return Err(CallError::ElemType {
                         arg: arg(),
@@ -899,7 +938,12 @@ pub fn interpret(
         })
         .collect();
     let r = tessera_interp::call(prog, func, &mut vals, limits);
-    for (a, v) in raw.iter().zip(&vals) {
+    let readonly = readonly_params(prog, func, args);
+    for ((a, v), ro) in raw.iter().zip(&vals).zip(readonly) {
+        if ro {
+            // Never written through (the call refused a parameter the function may write).
+            continue;
+        }
         if let (RawArg::Array { ptr, .. }, ArgValue::Array(d)) = (a, v) {
             // SAFETY: as above; `d` has the element type and length of the argument (the
             // interpreter does not change an array's shape).
@@ -907,6 +951,20 @@ pub fn interpret(
         }
     }
     Ok(r?)
+}
+
+/// Per parameter of `func`, in order: whether its argument was passed read-only.
+fn readonly_params(prog: &Program, func: FuncId, args: &Args<'_>) -> Vec<bool> {
+    let f = prog.func(func);
+    f.params
+        .iter()
+        .map(|p| {
+            let name = &f.var(*p).name;
+            args.items
+                .iter()
+                .any(|(n, it)| n == name && matches!(it, Item::Array { readonly: true, .. }))
+        })
+        .collect()
 }
 
 /// A copy of the array at `ptr`.

@@ -1,9 +1,9 @@
 //! Reading and writing NumPy `.npy` files (format version 1.0/2.0/3.0, little-endian,
 //! C order), the exchange format of `tessera run --input/--out`.
 
+use crate::{ArrayData, ArrayElems, ScalarTy};
 use std::io::Write;
 use std::path::Path;
-use tessera_ir::{ArrayData, ArrayElems, ScalarTy};
 
 /// Writes `a` to `path` as `.npy` (version 1.0).
 pub fn write(path: &Path, a: &ArrayData) -> std::io::Result<()> {
