@@ -67,3 +67,55 @@ fn loops_marked_not_to_vectorize_are_not_vectorized() {
     assert_eq!(plain.call(fid, &mut args()).unwrap(), want);
     assert_eq!(kept.call(fid, &mut args()).unwrap(), want);
 }
+
+#[test]
+fn read_only_arrays_are_refused_for_written_parameters() {
+    use tessera_jit::{Args, CallError, Kernel, Options};
+    let src = "void f(long n, const double a[n], double b[n]) { for (long i = 0; i < n; i++) b[i] = 2 * a[i]; }\n\
+               void g(long n, double a[n]) { f(n, a, a); }";
+    let k = Kernel::compile(src, "f", &Options::default()).unwrap();
+    let a = [1.0, 2.0];
+    let mut b = [0.0; 2];
+    k.call(
+        &mut Args::new()
+            .scalar("n", 2)
+            .array_ref("a", &a, &[2])
+            .array("b", &mut b, &[2]),
+    )
+    .unwrap();
+    assert_eq!(b, [2.0, 4.0]);
+    let e = k
+        .call(
+            &mut Args::new()
+                .scalar("n", 2)
+                .array_ref("a", &a, &[2])
+                .array_ref("b", &b, &[2]),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, CallError::ReadOnly { arg, .. } if arg == "b"),
+        "{e}"
+    );
+    // Written through a call: `g` passes `a` where `f` writes.
+    let g = Kernel::compile(src, "g", &Options::default()).unwrap();
+    let e = g
+        .call(&mut Args::new().scalar("n", 2).array_ref("a", &a, &[2]))
+        .unwrap_err();
+    assert!(
+        matches!(&e, CallError::ReadOnly { arg, .. } if arg == "a"),
+        "{e}"
+    );
+    // The interpreter never writes a read-only argument back.
+    let (prog, fid) = (k.program().clone(), k.func_id());
+    tessera_jit::interpret(
+        &prog,
+        fid,
+        &mut Args::new()
+            .scalar("n", 2)
+            .array_ref("a", &a, &[2])
+            .array("b", &mut b, &[2]),
+        Default::default(),
+    )
+    .unwrap();
+    assert_eq!((a, b), ([1.0, 2.0], [2.0, 4.0]));
+}

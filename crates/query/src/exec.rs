@@ -382,7 +382,10 @@ pub(crate) fn shape(plan: &Plan, table: &Table) -> Shape {
             if let ([(key, desc)], Some(limit)) = (plan.order.as_slice(), plan.limit) {
                 let k = limit.saturating_add(plan.offset);
                 let t = outs[*key].ty;
-                if k <= 4096 && t.is_num() {
+                // Every selected row's outputs are evaluated (SQL evaluates the select list
+                // before ORDER BY and LIMIT), so a projection that can fail is not deferred
+                // to the chosen rows.
+                if k <= 4096 && t.is_num() && !outs.iter().any(|o| o.can_fail) {
                     return Shape::TopK {
                         heap: if t.is_float() { Ty::F64 } else { Ty::I64 },
                         desc: *desc,

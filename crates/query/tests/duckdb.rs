@@ -53,7 +53,11 @@ fn table(rng: &mut Rng, n: usize) -> RecordBatch {
     let g: Vec<i64> = (0..n)
         .map(|_| (rng.below(3000) as i64 - 1500) * 1_000_003)
         .collect();
-    let mut f = |s: f64| (0..n).map(|_| (rng.f() * 2.0 - 1.0) * s).collect::<Vec<f64>>();
+    let mut f = |s: f64| {
+        (0..n)
+            .map(|_| (rng.f() * 2.0 - 1.0) * s)
+            .collect::<Vec<f64>>()
+    };
     let (a, b, c) = (f(10.0), f(10.0), f(5.0));
     let s: Vec<&str> = (0..n).map(|_| words[rng.below(5) as usize]).collect();
     RecordBatch::try_from_iter([
@@ -266,7 +270,11 @@ fn random_queries_agree_with_duckdb() {
     let spec = dir.join("spec.json");
     let out = dir.join("out.json");
     let texts: Vec<&str> = queries.iter().map(|(q, _)| q.as_str()).collect();
-    std::fs::write(&spec, json!({"tables": tables, "queries": texts}).to_string()).unwrap();
+    std::fs::write(
+        &spec,
+        json!({"tables": tables, "queries": texts}).to_string(),
+    )
+    .unwrap();
     let st = std::process::Command::new(&py)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/duckdb_oracle.py"))
         .arg(&spec)
@@ -274,7 +282,8 @@ fn random_queries_agree_with_duckdb() {
         .status()
         .unwrap();
     assert!(st.success(), "the DuckDB script failed");
-    let expected: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let expected: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let mut failures = Vec::new();
     for ((q, ordered), want) in queries.iter().zip(&expected) {
         let Some(want) = want.get("rows") else {
@@ -301,14 +310,13 @@ fn random_queries_agree_with_duckdb() {
                 w.sort_by_key(|r| key(r));
             }
             let equal = g.len() == w.len()
-                && g.iter().zip(&w).all(|(a, b)| {
-                    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
-                });
-            if !equal {
-                let first = g
-                    .iter()
+                && g.iter()
                     .zip(&w)
-                    .position(|(a, b)| !(a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))));
+                    .all(|(a, b)| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)));
+            if !equal {
+                let first = g.iter().zip(&w).position(|(a, b)| {
+                    !(a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)))
+                });
                 failures.push(format!(
                     "{q}\n  {} thread(s): {} rows, DuckDB {}; first difference at row {:?}: {:?} vs {:?}",
                     t + 1,
