@@ -36,8 +36,9 @@ pub fn hash(keys: &[i64]) -> i64 {
 pub enum Groups {
     /// No GROUP BY: one group, in locals of the loop.
     Single,
-    /// One integer key with a small range: arrays indexed by `key - kmin`.
-    Dense,
+    /// One integer key with a small range: arrays indexed by `key - kmin`; the key's
+    /// minimum and the range's size (found when the query is prepared).
+    Dense(i64, usize),
     /// A hash table (open addressing, linear probing, grown by the caller).
     Hash,
 }
@@ -320,7 +321,7 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
                         s.push_str("  return n;\n}\n");
                     }
                 }
-                Groups::Dense => {
+                Groups::Dense(..) => {
                     let _ = writeln!(
                         s,
                         "long tq_main(long n, long nk, long kmin{params}, long cnt[nk]{sp}) {{\n  for (long i = 0; i < n; i++) {{"

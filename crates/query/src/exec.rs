@@ -397,7 +397,10 @@ pub(crate) fn shape(plan: &Plan, table: &Table) -> Shape {
         }
         Body::Aggregate { keys, .. } => Shape::Aggregate(match keys.as_slice() {
             [] => Groups::Single,
-            [k] if k.str_col.is_none() && dense_range(k, table).is_some() => Groups::Dense,
+            [k] if k.str_col.is_none() => match dense_range(k, table) {
+                Some((lo, n)) => Groups::Dense(lo, n),
+                None => Groups::Hash,
+            },
             _ => Groups::Hash,
         }),
     }
@@ -853,7 +856,7 @@ fn aggregate(
 ) -> Result<(Vec<ArrayRef>, Vec<String>)> {
     let (kmin, nk0) = match groups {
         Groups::Single => (0, 1),
-        Groups::Dense => dense_range(&keys[0], table).expect("chosen dense"),
+        Groups::Dense(lo, n) => (lo, n),
         Groups::Hash => (0, 1024),
     };
     struct W {
@@ -889,7 +892,7 @@ fn aggregate(
             };
             let mut args = inputs(Args::new(), &c.gen, batch, codes, m.batch, lo, m.hi)
                 .scalar("nk", nk as i64);
-            if groups == Groups::Dense {
+            if matches!(groups, Groups::Dense(..)) {
                 args = args.scalar("kmin", kmin);
             }
             if groups == Groups::Hash {
@@ -952,7 +955,7 @@ fn aggregate(
             }
             let key: Vec<i64> = match groups {
                 Groups::Single => vec![],
-                Groups::Dense => vec![kmin + slot as i64],
+                Groups::Dense(..) => vec![kmin + slot as i64],
                 Groups::Hash => s.keys.iter().map(|k| k[slot]).collect(),
             };
             let g = *index.entry(key.clone()).or_insert_with(|| {

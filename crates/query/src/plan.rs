@@ -718,7 +718,7 @@ impl Cx<'_> {
             Expr::Function(f) => self.call(e, f),
             Expr::Floor { expr, .. } | Expr::Ceil { expr, .. } => {
                 let f = if matches!(e, Expr::Floor { .. }) { "floor" } else { "ceil" };
-                if sql.to_ascii_lowercase() != format!("{f}({expr})").to_ascii_lowercase() {
+                if !sql.eq_ignore_ascii_case(&format!("{f}({expr})")) {
                     return Err(unsupported(e, "FLOOR(x) and CEIL(x) without a scale or field"));
                 }
                 let t = self.num(expr)?;

@@ -148,7 +148,7 @@ mod tests {
     fn radix_sorts_stably_with_negative_and_float_keys() {
         let ints: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![3, -1, 3, i64::MIN, 0]));
         assert_eq!(
-            sort_indices(&[ints.clone()], &[(0, false)], 5),
+            sort_indices(std::slice::from_ref(&ints), &[(0, false)], 5),
             [3, 1, 4, 0, 2]
         );
         assert_eq!(sort_indices(&[ints], &[(0, true)], 5), [0, 2, 4, 1, 3]);
@@ -167,7 +167,10 @@ mod tests {
             [1, 3, 0, 2]
         );
         let n: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![Some(2), None, Some(1)]));
-        assert_eq!(sort_indices(&[n.clone()], &[(0, false)], 3), [2, 0, 1]);
+        assert_eq!(
+            sort_indices(std::slice::from_ref(&n), &[(0, false)], 3),
+            [2, 0, 1]
+        );
         assert_eq!(sort_indices(&[n], &[(0, true)], 3), [0, 2, 1]);
     }
 }
