@@ -58,7 +58,25 @@ def cells(out):
     return [float(x) for ln in lines for x in ln.strip("|").split("|")]
 
 
+HAND = None
+
+
+def hand(args, runs):
+    """Median ms of the hand-written C baseline (bench/operators_hand.c), or NaN."""
+    if HAND is None:
+        return float("nan")
+    p = subprocess.run([HAND, args[0], str(runs)] + [str(x) for x in args[1:]], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr)
+    return float(p.stdout.split()[0])
+
+
+def line(name, t_ms, jit, hc, nk, pk, dk):
+    print(f"{name:40s} tessera {t_ms:8.2f} (JIT {jit:5.1f})  hand-C {hc:8.2f}  numpy {nk:8.2f}  polars {pk:8.2f}  duckdb {dk:8.2f}", flush=True)
+
+
 def main():
+    global HAND
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=float, default=0.2)
     ap.add_argument("--runs", type=int, default=5)
@@ -67,6 +85,10 @@ def main():
     rng = np.random.default_rng(7)
     big = int(100_000_000 * a.scale)
     tmp = tempfile.mkdtemp(prefix="tessera-ops-")
+    exe = os.path.join(tmp, "hand")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "operators_hand.c")
+    if subprocess.run(["gcc", "-O3", "-march=native", "-o", exe, src]).returncode == 0:
+        HAND = exe
     print(f"# rows: big {big}, threads {a.threads}, runs {a.runs} (median), {os.uname().machine}, {os.cpu_count()} cores")
     cols = {c: rng.uniform(-1, 1, big) for c in "abc"}
     d = os.path.join(tmp, "big")
@@ -81,7 +103,7 @@ def main():
     con.register("t", df.to_arrow())
     rows = []
 
-    def row(name, sql, ref, np_f, pl_f, check):
+    def row(name, sql, ref, np_f, pl_f, check, hargs):
         t_ms, jit, out = tessera(sql, tables, a.threads, a.runs)
         got = cells(out)
         if not check(got, ref):
@@ -89,15 +111,17 @@ def main():
         dk, dr = timed(lambda: con.execute(sql).fetchall(), a.runs)
         nk, _ = timed(np_f, a.runs) if np_f else (float("nan"), None)
         pk, _ = timed(pl_f, a.runs)
-        rows.append((name, t_ms, jit, nk, pk, dk))
-        print(f"{name:40s} tessera {t_ms:8.2f} (JIT {jit:5.1f})  numpy {nk:8.2f}  polars {pk:8.2f}  duckdb {dk:8.2f}", flush=True)
+        hc = hand(hargs, a.runs)
+        rows.append((name, t_ms, jit, hc, nk, pk, dk))
+        line(name, t_ms, jit, hc, nk, pk, dk)
 
     A, B, C = cols["a"], cols["b"], cols["c"]
     ref = int(np.count_nonzero((A + 2 * B - C) > 0))
     row("filter (a+2b-c)>0 count", "SELECT count(*) FROM t WHERE (a + 2*b - c) > 0", ref,
         lambda: np.count_nonzero((A + 2 * B - C) > 0),
         lambda: df.select(((pl.col("a") + 2 * pl.col("b") - pl.col("c")) > 0).sum()).item(),
-        lambda g, r: g and int(g[0]) == r)
+        lambda g, r: g and int(g[0]) == r,
+        ["count_expr"] + [os.path.join(d, f"{c}.npy") for c in "abc"])
     for sel, thr in (("1%", -0.98), ("50%", 0.0), ("99%", 0.98)):
         # a > 0 AND b < t: selectivity of the AND = P(a>0) P(b<t); shift a's threshold too.
         ta = {"1%": 0.96, "50%": -1.0, "99%": -0.99}[sel]
@@ -107,7 +131,8 @@ def main():
         row(f"a>{ta} AND b<{tb} ({ref / big:.0%})", sql, ref,
             lambda: np.count_nonzero((A > ta) & (B < tb)),
             lambda: df.select(((pl.col("a") > ta) & (pl.col("b") < tb)).sum()).item(),
-            lambda g, r: g and int(g[0]) == r)
+            lambda g, r: g and int(g[0]) == r,
+            ["count_and", os.path.join(d, "a.npy"), os.path.join(d, "b.npy"), ta, tb])
     # Group-by on 1M rows, 10K keys; and on the big table.
     for n, name in ((1_000_000, "group-by sum,count 1M rows 10K keys"), (big, f"group-by {big} rows 10K keys")):
         gd = os.path.join(tmp, f"g{n}")
@@ -126,8 +151,9 @@ def main():
         dk, _ = timed(lambda: con.execute(sql).fetchall(), a.runs)
         nk, _ = timed(lambda: (np.bincount(k, weights=v, minlength=10_000), np.bincount(k, minlength=10_000)), a.runs)
         pk, _ = timed(lambda: gdf.group_by("k").agg(pl.col("v").sum(), pl.len()), a.runs)
-        rows.append((name, t_ms, jit, nk, pk, dk))
-        print(f"{name:40s} tessera {t_ms:8.2f} (JIT {jit:5.1f})  numpy {nk:8.2f}  polars {pk:8.2f}  duckdb {dk:8.2f}", flush=True)
+        hc = hand(["groupby", os.path.join(gd, "k.npy"), os.path.join(gd, "v.npy"), 10_000], a.runs)
+        rows.append((name, t_ms, jit, hc, nk, pk, dk))
+        line(name, t_ms, jit, hc, nk, pk, dk)
     # Sort int32; top-100 of f64.
     for n in (200_000, int(10_000_000 * max(a.scale, 0.1))):
         sd = os.path.join(tmp, f"s{n}")
@@ -141,21 +167,23 @@ def main():
         dk, _ = timed(lambda: con.execute(sql).fetchnumpy(), a.runs)
         nk, _ = timed(lambda: np.sort(x), a.runs)
         pk, _ = timed(lambda: sdf.sort("x"), a.runs)
-        rows.append((f"sort {n} int32", t_ms, jit, nk, pk, dk))
-        print(f"{'sort %d int32' % n:40s} tessera {t_ms:8.2f} (JIT {jit:5.1f})  numpy {nk:8.2f}  polars {pk:8.2f}  duckdb {dk:8.2f}", flush=True)
+        hc = hand(["sort_i32", os.path.join(sd, "x.npy")], a.runs)
+        rows.append((f"sort {n} int32", t_ms, jit, hc, nk, pk, dk))
+        line(f"sort {n} int32", t_ms, jit, hc, nk, pk, dk)
     n = int(10_000_000 * max(a.scale, 0.1))
     sql = "SELECT a FROM t ORDER BY a DESC LIMIT 100"
     t_ms, jit, out = tessera(f"SELECT a FROM t ORDER BY a DESC LIMIT 100", tables, a.threads, a.runs)
     dk, _ = timed(lambda: con.execute(sql).fetchall(), a.runs)
     nk, _ = timed(lambda: np.sort(np.partition(A, -100)[-100:]), a.runs)
     pk, _ = timed(lambda: df.select(pl.col("a").top_k(100)), a.runs)
-    rows.append((f"top-100 of {big} f64", t_ms, jit, nk, pk, dk))
-    print(f"{'top-100 of %d f64' % big:40s} tessera {t_ms:8.2f} (JIT {jit:5.1f})  numpy {nk:8.2f}  polars {pk:8.2f}  duckdb {dk:8.2f}", flush=True)
-    print("\n| workload | Tessera (ms) | JIT compile (ms) | numpy | Polars | DuckDB | Tessera / best other |")
-    print("|---|---|---|---|---|---|---|")
-    for name, t, j, nk, pk, dk in rows:
+    hc = hand(["topk", os.path.join(d, "a.npy"), 100], a.runs)
+    rows.append((f"top-100 of {big} f64", t_ms, jit, hc, nk, pk, dk))
+    line(f"top-100 of {big} f64", t_ms, jit, hc, nk, pk, dk)
+    print("\n| workload | Tessera (ms) | JIT compile (ms) | hand C (1 thr) | numpy | Polars | DuckDB | Tessera / best library | Tessera / hand C |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, t, j, hc, nk, pk, dk in rows:
         best = min(x for x in (nk, pk, dk) if x == x)
-        print(f"| {name} | {t:.2f} | {j:.1f} | {nk:.2f} | {pk:.2f} | {dk:.2f} | {t / best:.2f} |")
+        print(f"| {name} | {t:.2f} | {j:.1f} | {hc:.2f} | {nk:.2f} | {pk:.2f} | {dk:.2f} | {t / best:.2f} | {t / hc:.2f} |")
 
 
 if __name__ == "__main__":

@@ -39,3 +39,16 @@ else
   echo "== $k: MISMATCH against gcc" >&2; exit 1
 fi
 rm -rf "$tmp"
+# Compiled data operators: SQL over a CSV file, one fused JIT pipeline per query, with user
+# functions written in the kernel language (inlined into the pipeline).
+Q=examples/queries
+echo "== query: revenue per region of big sales, user functions inlined (plan and generated code: --explain)"
+$T query "SELECT region, count(*) AS n, sum(revenue(qty, price, discount)) AS revenue, max(price) FROM s WHERE big(qty, store) GROUP BY region ORDER BY revenue DESC" \
+  --table s=$Q/sales.csv --functions $Q/functions.c
+echo "== query: top 5 sales by revenue"
+$T query "SELECT id, region, revenue(qty, price, discount) AS r FROM s ORDER BY r DESC LIMIT 5" \
+  --table s=$Q/sales.csv --functions $Q/functions.c
+echo "== query: a user function that divides by zero on some row (a located error, exit 1)"
+if $T query "SELECT sum(per_unit_above(price, qty, 20)) FROM s" --table s=$Q/sales.csv --functions $Q/functions.c; then
+  echo "expected a run-time error" >&2; exit 1
+fi

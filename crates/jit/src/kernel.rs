@@ -769,6 +769,7 @@ fn check(prog: &Program, func: FuncId, args: &Args<'_>) -> Result<Vec<RawArg>, C
         slot[i] = Some(it);
     }
     // Kinds, types, scalar conversions, slice lengths.
+    let mut written: Option<std::collections::HashSet<tessera_ir::VarId>> = None;
     let mut scalars: Vec<Option<Scalar>> = vec![None; names.len()];
     for (i, it) in slot.iter().enumerate() {
         let arg = || names[i].to_string();
@@ -831,7 +832,13 @@ fn check(prog: &Program, func: FuncId, args: &Args<'_>) -> Result<Vec<RawArg>, C
                     readonly,
                 },
             ) => {
-                if *readonly && tessera_ir::alias::writes_param(prog, func, f.params[i]) {
+                if *readonly
+                    && written
+                        .get_or_insert_with(|| {
+                            tessera_ir::alias::written_arrays(prog).swap_remove(func.0 as usize)
+                        })
+                        .contains(&f.params[i])
+                {
                     return Err(CallError::ReadOnly {
                         arg: arg(),
                         function: f.name.clone(),

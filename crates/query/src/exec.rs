@@ -19,8 +19,9 @@ use crate::error::{QueryError, Result};
 use crate::plan::{AggFn, Body, GroupItem, Plan, TExpr};
 use crate::table::{values, Table, Ty, Values};
 
-/// Rows per morsel.
-pub const MORSEL: usize = 1 << 16;
+/// Rows per morsel, by default: large enough that the per-call cost (argument checks) is
+/// noise, small enough that two workers share a 10M-row table evenly.
+pub const MORSEL: usize = 1 << 18;
 
 /// What a run did, for `--explain` and logs.
 #[derive(Clone, Debug, Default)]
@@ -68,14 +69,15 @@ struct Morsel {
     base: u64,
 }
 
-fn morsels(table: &Table) -> Vec<Morsel> {
+fn morsels(table: &Table, size: usize) -> Vec<Morsel> {
+    let size = size.max(1);
     let mut v = Vec::new();
     let mut base = 0u64;
     for (b, batch) in table.batches.iter().enumerate() {
         let n = batch.num_rows();
         let mut lo = 0;
         while lo < n {
-            let hi = (lo + MORSEL).min(n);
+            let hi = (lo + size).min(n);
             v.push(Morsel {
                 batch: b,
                 lo,
@@ -443,10 +445,11 @@ pub(crate) fn run(
     c: &Compiled,
     table: &Table,
     rt: &tessera_runtime::Runtime,
+    morsel_rows: usize,
     log: &mut RunLog,
 ) -> Result<RecordBatch> {
     check_nulls(plan, table)?;
-    let ms = morsels(table);
+    let ms = morsels(table, morsel_rows);
     log.rows_in = table.rows() as u64;
     let (codes, texts) = dictionaries(table, &c.gen.dicts);
     let t0 = Instant::now();
@@ -734,10 +737,9 @@ fn topk(
             for (b, oi) in bufs.iter_mut().zip(numeric) {
                 args = b.arg(args, &format!("o{oi}"));
             }
-            gather.call(&mut args).map_err(|e| {
-                let ms = morsels(table);
-                c.fail(table, codes, &ms, ms.len().saturating_sub(1), e)
-            })?;
+            gather
+                .call(&mut args)
+                .map_err(|e| c.fail(table, codes, ms, ms.len().saturating_sub(1), e))?;
         }
         for (dst, src) in cols_out.iter_mut().zip(&bufs) {
             dst.append(src);

@@ -13,7 +13,7 @@
 //! 3. [`codegen::generate`]: the program (user functions + `tq_main`, `tq_vec`, `tq_gather`,
 //!    `tq_locate`);
 //! 4. `tessera_jit::Kernel::compile`;
-//! 5. [`exec`]: morsels of 64K rows on the runtime's pool, per-worker state, the filter's
+//! 5. [`exec`]: morsels (256K rows by default) on the runtime's pool, per-worker state, the filter's
 //!    strategy chosen per morsel from the selectivity measured on the previous one, merging,
 //!    [`sort`], OFFSET/LIMIT, an Arrow `RecordBatch`.
 //!
@@ -58,6 +58,7 @@ pub struct Session {
     user_file: String,
     udfs: HashMap<String, UserFn>,
     threads: Option<usize>,
+    morsel_rows: usize,
     runtime: Mutex<Option<Arc<tessera_runtime::Runtime>>>,
 }
 
@@ -87,6 +88,7 @@ impl Session {
             user_file: "functions.c".into(),
             udfs: HashMap::new(),
             threads: None,
+            morsel_rows: exec::MORSEL,
             runtime: Mutex::new(None),
         }
     }
@@ -95,6 +97,12 @@ impl Session {
     pub fn set_threads(&mut self, n: usize) {
         self.threads = Some(n);
         *self.runtime.lock().expect("not poisoned") = None;
+    }
+
+    /// Cuts tables into morsels of `n` rows (default [`exec::MORSEL`]; at least 1). Small
+    /// morsels exercise the merging of many per-morsel results (the tests use them).
+    pub fn set_morsel_rows(&mut self, n: usize) {
+        self.morsel_rows = n.max(1);
     }
 
     fn runtime(&self) -> Result<Arc<tessera_runtime::Runtime>> {
@@ -227,7 +235,14 @@ impl Session {
     pub fn run(&self, query: &Query) -> Result<(RecordBatch, RunLog)> {
         let rt = self.runtime()?;
         let mut log = RunLog::default();
-        let r = exec::run(&query.plan, &query.compiled, &query.table, &rt, &mut log)?;
+        let r = exec::run(
+            &query.plan,
+            &query.compiled,
+            &query.table,
+            &rt,
+            self.morsel_rows,
+            &mut log,
+        )?;
         Ok((r, log))
     }
 

@@ -248,6 +248,10 @@ fn random_queries_agree_with_duckdb() {
     let mut sessions = [Session::new(), Session::new()];
     sessions[0].set_threads(1);
     sessions[1].set_threads(2);
+    // Small morsels, so that every table but the smallest is cut into many (partial
+    // results merged, heaps and hash tables per worker, growth mid-morsel).
+    sessions[0].set_morsel_rows(4099);
+    sessions[1].set_morsel_rows(1000);
     let mut tables = serde_json::Map::new();
     for &n in &sizes {
         let b = table(&mut rng, n);

@@ -20,6 +20,7 @@ fn session(n: usize, threads: usize) -> Session {
     .unwrap();
     let mut s = Session::new();
     s.set_threads(threads);
+    s.set_morsel_rows(1 << 16);
     s.register("t", vec![b]).unwrap();
     s.functions(
         "udf.c",
