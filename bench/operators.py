@@ -154,6 +154,32 @@ def main():
         hc = hand(["groupby", os.path.join(gd, "k.npy"), os.path.join(gd, "v.npy"), 10_000], a.runs)
         rows.append((name, t_ms, jit, hc, nk, pk, dk))
         line(name, t_ms, jit, hc, nk, pk, dk)
+    # Group-by on skewed (Zipf) keys spread over the int64 range: a hash table, not an array.
+    n = big
+    gd = os.path.join(tmp, "gz")
+    os.mkdir(gd)
+    k = (rng.zipf(1.3, n) % 10_000).astype(np.int64) * 1_000_003 - 5_000_000_000
+    v = rng.uniform(0, 1, n)
+    np.save(os.path.join(gd, "k.npy"), k)
+    np.save(os.path.join(gd, "v.npy"), v)
+    gdf = pl.DataFrame({"k": k, "v": v})
+    con.register("g", gdf.to_arrow())
+    sql = "SELECT k, sum(v), count(*) FROM g GROUP BY k"
+    ngroups = len(np.unique(k))
+    t_ms, jit, out = tessera(sql, {"g": gd}, a.threads, a.runs)
+    if f"{ngroups} groups" not in out or "groups Hash" not in out:
+        raise RuntimeError(out[-2000:])
+    dk, _ = timed(lambda: con.execute(sql).fetchall(), a.runs)
+
+    def np_hash():
+        u, inv = np.unique(k, return_inverse=True)
+        return np.bincount(inv, weights=v), np.bincount(inv)
+
+    nk, _ = timed(np_hash, 1)
+    pk, _ = timed(lambda: gdf.group_by("k").agg(pl.col("v").sum(), pl.len()), a.runs)
+    name = f"group-by {n} rows, Zipf keys (hash), {ngroups} groups"
+    rows.append((name, t_ms, jit, float("nan"), nk, pk, dk))
+    line(name, t_ms, jit, float("nan"), nk, pk, dk)
     # Sort int32; top-100 of f64.
     for n in (200_000, int(10_000_000 * max(a.scale, 0.1))):
         sd = os.path.join(tmp, f"s{n}")

@@ -150,9 +150,16 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
                     let _ = write!(op, ", {} o{k}[n]", o.ty.c());
                 }
             }
+            // Row numbers of the selected rows, for text outputs (taken afterwards).
+            let needs_sel = outs.iter().any(|o| o.str_col.is_some());
+            let (sel_param, sel_store) = if needs_sel {
+                (", long sel[n]", "sel[k] = i;")
+            } else {
+                ("", "")
+            };
             let _ = writeln!(
                 s,
-                "long tq_main(long n{params}{op}, long sel[n]) {{\n  long k = 0;\n  for (long i = 0; i < n; i++) {{"
+                "long tq_main(long n{params}{op}{sel_param}) {{\n  long k = 0;\n  for (long i = 0; i < n; i++) {{"
             );
             let mut body = String::new();
             for (k, o) in outs.iter().enumerate() {
@@ -160,7 +167,7 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
                     let _ = writeln!(body, "      o{k}[k] = {};", o.c);
                 }
             }
-            body.push_str("      sel[k] = i;\n      k++;\n");
+            let _ = writeln!(body, "      {sel_store}\n      k++;");
             guarded(&mut s, &body);
             s.push_str("  }\n  return k;\n}\n");
             let can_fail = exprs.iter().any(|e| e.can_fail);
@@ -168,14 +175,14 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
                 has_vec = true;
                 let _ = writeln!(
                     s,
-                    "long tq_vec(long n{params}{op}, long sel[n]) {{\n  long k = 0;\n  for (long i = 0; i < n; i++) {{\n    long p = ({fb}) != 0;"
+                    "long tq_vec(long n{params}{op}{sel_param}) {{\n  long k = 0;\n  for (long i = 0; i < n; i++) {{\n    long p = ({fb}) != 0;"
                 );
                 for (k, o) in outs.iter().enumerate() {
                     if o.str_col.is_none() {
                         let _ = writeln!(s, "    o{k}[k] = {};", o.cb);
                     }
                 }
-                s.push_str("    sel[k] = i;\n    k += p;\n  }\n  return k;\n}\n");
+                let _ = writeln!(s, "    {sel_store}\n    k += p;\n  }}\n  return k;\n}}");
             }
         }
         (Body::Project(outs), Shape::TopK { heap, desc, key }) => {

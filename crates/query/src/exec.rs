@@ -536,7 +536,8 @@ fn project(
             .iter()
             .map(|o| o.str_col.is_none().then(|| Buf::new(o.ty, n)))
             .collect();
-        let mut sel = vec![0i64; n];
+        let needs_sel = outs.iter().any(|o| o.str_col.is_some());
+        let mut sel = vec![0i64; if needs_sel { n } else { 0 }];
         let batch = &table.batches[m.batch];
         // Branch-free where the last morsel's selectivity makes the branch unpredictable.
         let use_vec = match (w.last_sel, &c.vec) {
@@ -550,7 +551,11 @@ fn project(
                     args = b.arg(args, &format!("o{j}"));
                 }
             }
-            let mut args = args.array("sel", &mut sel, &[n]);
+            let mut args = if needs_sel {
+                args.array("sel", &mut sel, &[n])
+            } else {
+                args
+            };
             let kern = if use_vec {
                 c.vec.as_ref().unwrap_or(&c.main)
             } else {
@@ -584,7 +589,7 @@ fn project(
             b.truncate(k);
         }
         sel.truncate(k);
-        Ok((bufs, sel))
+        Ok((bufs, sel, k))
     };
     let (states, res) = par_morsels(rt, ms, &init, &f);
     for w in &states {
@@ -600,7 +605,7 @@ fn project(
     for (j, o) in outs.iter().enumerate() {
         if let Some(sc) = o.str_col {
             let mut parts: Vec<ArrayRef> = Vec::new();
-            for ((_, sel), m) in res.iter().zip(ms) {
+            for ((_, sel, _), m) in res.iter().zip(ms) {
                 let ix = UInt32Array::from(
                     sel.iter()
                         .map(|&i| (m.lo as i64 + i) as u32)
@@ -614,13 +619,13 @@ fn project(
             cols.push(concat(parts, DataType::Utf8));
         } else {
             let mut all = Buf::new(o.ty, 0);
-            for (bufs, _) in &res {
+            for (bufs, _, _) in &res {
                 all.append(bufs[j].as_ref().expect("a numeric output"));
             }
             cols.push(all.into_array(o.ty));
         }
     }
-    log.rows_selected = res.iter().map(|(_, s)| s.len() as u64).sum();
+    log.rows_selected = res.iter().map(|(_, _, k)| *k as u64).sum();
     log.merge_ms = t.elapsed().as_secs_f64() * 1e3;
     Ok((cols, plan.names.clone()))
 }
@@ -941,67 +946,63 @@ fn aggregate(
     }
     res.map_err(|(m, e)| c.fail(table, codes, ms, m, e))?;
     let t = Instant::now();
-    // Merge: group key tuple → final slot.
-    let mut index: HashMap<Vec<i64>, usize> = HashMap::new();
+    // Merge the workers' states. One group or dense arrays: slot by slot, then the empty
+    // slots dropped; a hash table: by key tuple.
     let mut gkeys: Vec<Vec<i64>> = Vec::new();
     let mut cnt: Vec<i64> = Vec::new();
-    let mut st: Vec<Buf> = aggs
-        .iter()
-        .map(|a| Buf::filled(codegen::state_ty(a.f, a.arg.as_ref()), 0, 0.0))
-        .collect();
-    for w in &states {
-        let s = &w.st;
-        for slot in 0..s.nk {
-            if s.cnt[slot] == 0 && groups != Groups::Single {
-                continue;
-            }
-            let key: Vec<i64> = match groups {
-                Groups::Single => vec![],
-                Groups::Dense(..) => vec![kmin + slot as i64],
-                Groups::Hash => s.keys.iter().map(|k| k[slot]).collect(),
-            };
-            let g = *index.entry(key.clone()).or_insert_with(|| {
-                gkeys.push(key);
-                cnt.push(0);
-                for (b, a) in st.iter_mut().zip(aggs) {
-                    match b {
-                        Buf::I64(v) => v.push(Buf::filled(Ty::I64, 1, identity(a.f)).i64_0()),
-                        Buf::F64(v) => v.push(identity(a.f)),
-                        _ => unreachable!("states are long or double"),
+    let mut st: Vec<Buf>;
+    if groups == Groups::Hash {
+        let mut index: HashMap<Vec<i64>, usize> =
+            HashMap::with_capacity(states.first().map_or(0, |w| w.st.fill[0] as usize));
+        st = aggs
+            .iter()
+            .map(|a| Buf::filled(codegen::state_ty(a.f, a.arg.as_ref()), 0, 0.0))
+            .collect();
+        for w in &states {
+            let s = &w.st;
+            for slot in (0..s.nk).filter(|&slot| s.cnt[slot] != 0) {
+                let key: Vec<i64> = s.keys.iter().map(|k| k[slot]).collect();
+                let g = *index.entry(key.clone()).or_insert_with(|| {
+                    gkeys.push(key);
+                    cnt.push(0);
+                    for (b, a) in st.iter_mut().zip(aggs) {
+                        b.push_identity(a.f);
                     }
-                }
-                cnt.len() - 1
-            });
-            cnt[g] += s.cnt[slot];
-            for ((b, src), a) in st.iter_mut().zip(&s.st).zip(aggs) {
-                match (b, src) {
-                    (Buf::I64(d), Buf::I64(x)) => {
-                        d[g] = match a.f {
-                            AggFn::Min => d[g].min(x[slot]),
-                            AggFn::Max => d[g].max(x[slot]),
-                            _ => d[g].wrapping_add(x[slot]),
-                        }
-                    }
-                    (Buf::F64(d), Buf::F64(x)) => {
-                        d[g] = match a.f {
-                            AggFn::Min => d[g].min(x[slot]),
-                            AggFn::Max => d[g].max(x[slot]),
-                            _ => d[g] + x[slot],
-                        }
-                    }
-                    _ => unreachable!("states keep their type"),
+                    cnt.len() - 1
+                });
+                cnt[g] += s.cnt[slot];
+                for ((b, src), a) in st.iter_mut().zip(&s.st).zip(aggs) {
+                    b.combine(a.f, g, src, slot);
                 }
             }
         }
-    }
-    if groups == Groups::Single && cnt.is_empty() {
-        gkeys.push(vec![]);
-        cnt.push(0);
-        for b in &mut st {
-            match b {
-                Buf::I64(v) => v.push(0),
-                Buf::F64(v) => v.push(0.0),
-                _ => {}
+    } else {
+        let mut it = states.iter();
+        let first = &it.next().expect("at least one worker").st;
+        cnt = first.cnt.clone();
+        st = first.st.clone();
+        for w in it {
+            for (c, x) in cnt.iter_mut().zip(&w.st.cnt) {
+                *c += x;
+            }
+            for ((b, src), a) in st.iter_mut().zip(&w.st.st).zip(aggs) {
+                for slot in 0..nk0 {
+                    b.combine(a.f, slot, src, slot);
+                }
+            }
+        }
+        if groups == Groups::Single {
+            gkeys.push(vec![]);
+        } else {
+            let keep: Vec<usize> = (0..nk0).filter(|&g| cnt[g] != 0).collect();
+            gkeys = keep.iter().map(|&g| vec![kmin + g as i64]).collect();
+            cnt = keep.iter().map(|&g| cnt[g]).collect();
+            for b in &mut st {
+                *b = match b {
+                    Buf::I64(v) => Buf::I64(keep.iter().map(|&g| v[g]).collect()),
+                    Buf::F64(v) => Buf::F64(keep.iter().map(|&g| v[g]).collect()),
+                    _ => unreachable!("states are long or double"),
+                };
             }
         }
     }
@@ -1058,10 +1059,38 @@ fn aggregate(
 }
 
 impl Buf {
-    fn i64_0(&self) -> i64 {
+    /// Appends the identity of aggregate `f` (a group with no rows yet).
+    fn push_identity(&mut self, f: AggFn) {
+        let x = identity(f);
         match self {
-            Buf::I64(v) => v[0],
-            _ => 0,
+            Buf::I64(v) => v.push(match f {
+                AggFn::Min => i64::MAX,
+                AggFn::Max => i64::MIN,
+                _ => 0,
+            }),
+            Buf::F64(v) => v.push(x),
+            _ => unreachable!("states are long or double"),
+        }
+    }
+
+    /// Combines slot `s` of state `src` into slot `g` of this one, for aggregate `f`.
+    fn combine(&mut self, f: AggFn, g: usize, src: &Buf, s: usize) {
+        match (self, src) {
+            (Buf::I64(d), Buf::I64(x)) => {
+                d[g] = match f {
+                    AggFn::Min => d[g].min(x[s]),
+                    AggFn::Max => d[g].max(x[s]),
+                    _ => d[g].wrapping_add(x[s]),
+                }
+            }
+            (Buf::F64(d), Buf::F64(x)) => {
+                d[g] = match f {
+                    AggFn::Min => d[g].min(x[s]),
+                    AggFn::Max => d[g].max(x[s]),
+                    _ => d[g] + x[s],
+                }
+            }
+            _ => unreachable!("states keep their type"),
         }
     }
 }

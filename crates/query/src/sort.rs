@@ -43,7 +43,10 @@ fn ordered(a: &dyn Array, desc: bool) -> Option<Vec<u64>> {
             .as_primitive::<Float32Type>()
             .values()
             .iter()
-            .map(|&x| f((x as f64).to_bits()))
+            .map(|&x| {
+                let b = x.to_bits();
+                u64::from(if b >> 31 == 1 { !b } else { b | (1 << 31) })
+            })
             .collect(),
         DataType::Float64 => a
             .as_primitive::<Float64Type>()
@@ -81,7 +84,11 @@ pub fn sort_indices(cols: &[ArrayRef], order: &[(usize, bool)], n: usize) -> Vec
         })
         .collect();
     if let [Key::U64(k)] = keys.as_slice() {
-        return radix(k);
+        // 32-bit and boolean keys without NULLs differ in their low 4 bytes only.
+        let t = cols[order[0].0].data_type();
+        let narrow = cols[order[0].0].null_count() == 0
+            && matches!(t, DataType::Int32 | DataType::Float32 | DataType::Boolean);
+        return radix(k, if narrow { 4 } else { 8 });
     }
     let mut idx: Vec<u32> = (0..n as u32).collect();
     idx.sort_unstable_by(|&a, &b| {
@@ -106,19 +113,19 @@ pub fn sort_indices(cols: &[ArrayRef], order: &[(usize, bool)], n: usize) -> Vec
     idx
 }
 
-/// Stable LSD radix sort of rows by `keys`; returns the rows in order. One pass counts all
-/// eight byte histograms; a byte that every key shares costs nothing more. Where the keys
+/// Stable LSD radix sort of rows by `keys` (of which only the low `width` bytes may differ);
+/// returns the rows in order. One pass counts the byte histograms; a byte that every key shares costs nothing more. Where the keys
 /// differ only in their low 32 bits (and rows fit in 32 bits), key and row are packed in
 /// one `u64` (8 bytes moved per element instead of 16).
-fn radix(keys: &[u64]) -> Vec<u32> {
+fn radix(keys: &[u64], width: usize) -> Vec<u32> {
     let n = keys.len();
-    let mut hist = vec![[0usize; 256]; 8];
+    let mut hist = vec![[0usize; 256]; width];
     for &k in keys {
         for (b, h) in hist.iter_mut().enumerate() {
             h[((k >> (8 * b)) & 0xff) as usize] += 1;
         }
     }
-    let live: Vec<usize> = (0..8).filter(|&b| !hist[b].contains(&n)).collect();
+    let live: Vec<usize> = (0..width).filter(|&b| !hist[b].contains(&n)).collect();
     let scatter =
         |a: &mut Vec<u64>, b: &mut Vec<u64>, byte_of: &dyn Fn(u64) -> usize, h: &[usize; 256]| {
             let mut pos = [0usize; 256];
