@@ -194,25 +194,30 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
                     format!("({a} > {b})")
                 }
             };
-            let _ = writeln!(
-                s,
-                "long tq_main(long n, long base, long k{params}, {ht} hv[k], long hr[k], long hn[1]) {{\n  long m = hn[0];\n  for (long i = 0; i < n; i++) {{"
+            // Fill the heap; then, where nothing can fail, test blocks of 16 rows against the
+            // heap's root without branches (vectorised) and look at a block's rows only
+            // when one beats it; the rest row by row.
+            let key_c = &outs[*key].c;
+            let key_b = &outs[*key].cb;
+            let insert = format!(
+                "{ht} v = ({ht})({key_c});
+      long j = m;
+      m++;
+      while (j > 0) {{
+        long p = (j - 1) / 2;
+        if (!{wvp}) break;
+        hv[j] = hv[p];
+        hr[j] = hr[p];
+        j = p;
+      }}
+      hv[j] = v;
+      hr[j] = base + i;
+",
+                wvp = worse("v", "hv[p]"),
             );
-            let body = format!(
-                "      {ht} v = ({ht})({key});
-      if (m < k) {{
-        long j = m;
-        m++;
-        while (j > 0) {{
-          long p = (j - 1) / 2;
-          if (!{wvp}) break;
-          hv[j] = hv[p];
-          hr[j] = hr[p];
-          j = p;
-        }}
-        hv[j] = v;
-        hr[j] = base + i;
-      }} else if ({w0v}) {{
+            let replace = format!(
+                "{ht} v = ({ht})({key_c});
+      if ({w0v}) {{
         long j = 0;
         while (1) {{
           long c = 2 * j + 1;
@@ -227,14 +232,36 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
         hr[j] = base + i;
       }}
 ",
-                key = outs[*key].c,
-                wvp = worse("v", "hv[p]"),
                 w0v = worse("hv[0]", "v"),
                 wc1c = worse("hv[c + 1]", "hv[c]"),
                 wcv = worse("hv[c]", "v"),
             );
-            guarded(&mut s, &body);
-            s.push_str("  }\n  hn[0] = m;\n  return m;\n}\n");
+            let cond = |body: &str| match &filter {
+                Some(f) => format!("    if ({f}) {{\n      {body}    }}\n"),
+                None => format!("    {{\n      {body}    }}\n"),
+            };
+            let _ = writeln!(
+                s,
+                "long tq_main(long n, long base, long k{params}, {ht} hv[k], long hr[k], long hn[1]) {{\n  long m = hn[0];\n  long b = 0;\n  while (b < n && m < k) {{\n    long i = b;"
+            );
+            s.push_str(&cond(&insert));
+            s.push_str("    b++;\n  }\n  if (k > 0) {\n");
+            if !plan.filter.as_ref().is_some_and(|f| f.can_fail) {
+                let beats = worse("t", &format!("({ht})({key_b})"));
+                let test = match &filter_b {
+                    Some(fb) => format!("(({fb}) != 0) & {beats}"),
+                    None => beats,
+                };
+                let _ = writeln!(
+                    s,
+                    "  while (b + 16 <= n) {{\n    {ht} t = hv[0];\n    long any = 0;\n    for (long i = b; i < b + 16; i++) any |= {test};\n    if (any) {{\n      for (long i = b; i < b + 16; i++) {{"
+                );
+                s.push_str(&cond(&replace));
+                s.push_str("      }\n    }\n    b += 16;\n  }\n");
+            }
+            s.push_str("  for (long i = b; i < n; i++) {\n");
+            s.push_str(&cond(&replace));
+            s.push_str("  }\n  }\n  hn[0] = m;\n  return m;\n}\n");
             let mut op = String::new();
             let mut body = String::new();
             for (k, o) in outs.iter().enumerate() {

@@ -120,7 +120,18 @@ fn query(r: &mut Rng, t: &str) -> (String, bool) {
             format!(" WHERE {}", cond(r))
         }
     };
-    match r.below(7) {
+    match r.below(8) {
+        7 => {
+            // Top-k on an integer key with ties: only the key is selected, so any choice
+            // among tied rows gives the same result.
+            let c = r.pick(&["x", "g", "k", "x * k"]);
+            let dir = r.pick(&["", " DESC"]);
+            let l = r.pick(&["1", "3", "50", "4096"]);
+            (
+                format!("SELECT {c} AS v FROM {t}{} ORDER BY v{dir} LIMIT {l}", w(r)),
+                true,
+            )
+        }
         0 => (format!("SELECT count(*) FROM {t}{}", w(r)), false),
         1 => (
             format!(
