@@ -204,6 +204,38 @@ mod tests {
     }
 
     #[test]
+    fn radix_on_32_bit_keys_packed() {
+        // Packed LSD on small and large inputs, int32 and
+        // float32, ascending and descending, many ties: stable, as a comparison sort.
+        for n in [1000usize, 70_001] {
+            let v: Vec<i32> = (0..n as i64)
+                .map(|i| ((i * 7919) % 1013 - 500) as i32 * 4_000_000 + (i % 3) as i32)
+                .chain([i32::MIN, i32::MAX])
+                .collect();
+            let f: Vec<f32> = v.iter().map(|&x| x as f32 * 0.5).collect();
+            let cols: [ArrayRef; 2] = [
+                Arc::new(arrow::array::Int32Array::from(v.clone())),
+                Arc::new(arrow::array::Float32Array::from(f.clone())),
+            ];
+            for (c, col) in cols.iter().enumerate() {
+                for desc in [false, true] {
+                    let got = sort_indices(std::slice::from_ref(col), &[(0, desc)], v.len());
+                    let mut want: Vec<u32> = (0..v.len() as u32).collect();
+                    want.sort_by(|&a, &b| {
+                        let o = if c == 0 {
+                            v[a as usize].cmp(&v[b as usize])
+                        } else {
+                            f[a as usize].total_cmp(&f[b as usize])
+                        };
+                        (if desc { o.reverse() } else { o }).then(a.cmp(&b))
+                    });
+                    assert_eq!(got, want, "n {n} column {c} desc {desc}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn several_keys_and_nulls_last() {
         let a: ArrayRef = Arc::new(arrow::array::Int32Array::from(vec![1, 0, 1, 0]));
         let b: ArrayRef = Arc::new(arrow::array::StringArray::from(vec!["x", "y", "a", "b"]));
