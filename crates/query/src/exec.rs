@@ -479,8 +479,17 @@ pub(crate) fn run(
     let n = cols.first().map_or(0, |a| a.len());
     let mut idx: Option<Vec<u32>> = None;
     if !plan.order.is_empty() && !matches!(c.gen.shape, Shape::TopK { .. }) {
-        idx = Some(crate::sort::sort_indices(&cols, &plan.order, n));
+        // Only the key is shown: sort its values; no permutation, no gather.
+        let key_only = match (plan.order.as_slice(), plan.visible) {
+            ([(0, desc)], 1) => crate::sort::sort_values32(cols[0].as_ref(), *desc),
+            _ => None,
+        };
+        match key_only {
+            Some(sorted) => cols[0] = sorted,
+            None => idx = Some(crate::sort::sort_indices(&cols, &plan.order, n)),
+        }
     }
+
     let lo = (plan.offset as usize).min(n);
     let hi = plan
         .limit

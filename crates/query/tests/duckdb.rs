@@ -124,11 +124,12 @@ fn query(r: &mut Rng, t: &str) -> (String, bool) {
         7 => {
             // Top-k on an integer key with ties: only the key is selected, so any choice
             // among tied rows gives the same result.
-            let c = r.pick(&["x", "g", "k", "x * k"]);
+            let c = r.pick(&["x", "g", "k", "x * k", "CAST(x AS FLOAT)"]);
             let dir = r.pick(&["", " DESC"]);
-            let l = r.pick(&["1", "3", "50", "4096"]);
+            // No LIMIT (or a large one): the whole column sorted, values alone.
+            let l = r.pick(&[" LIMIT 1", " LIMIT 3", " LIMIT 50", " LIMIT 4096", "", " LIMIT 9000 OFFSET 7"]);
             (
-                format!("SELECT {c} AS v FROM {t}{} ORDER BY v{dir} LIMIT {l}", w(r)),
+                format!("SELECT {c} AS v FROM {t}{} ORDER BY v{dir}{l}", w(r)),
                 true,
             )
         }
