@@ -247,7 +247,8 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
             s.push_str(&cond(&insert));
             s.push_str("    b++;\n  }\n  if (k > 0) {\n");
             if !plan.filter.as_ref().is_some_and(|f| f.can_fail) {
-                // Blocks of up to 16 rows (the last one shorter): one copy of the heap code.
+                // Blocks of 16 rows tested at once (a shorter last block is visited row by
+                // row): one copy of the heap code.
                 let beats = worse("t", &format!("({ht})({key_b})"));
                 let test = match &filter_b {
                     Some(fb) => format!("(({fb}) != 0) & {beats}"),
@@ -255,7 +256,7 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
                 };
                 let _ = writeln!(
                     s,
-                    "  while (b < n) {{\n    long e = min(b + 16, n);\n    {ht} t = hv[0];\n    long any = 0;\n    for (long i = b; i < e; i++) any |= {test};\n    if (any) {{\n      for (long i = b; i < e; i++) {{"
+                    "  while (b < n) {{\n    long e = min(b + 16, n);\n    long any = 1;\n    if (e - b == 16) {{\n      {ht} t = hv[0];\n      any = 0;\n      for (long i = b; i < b + 16; i++) any |= {test};\n    }}\n    if (any) {{\n      for (long i = b; i < e; i++) {{"
                 );
                 s.push_str(&cond(&replace));
                 s.push_str("      }\n    }\n    b = e;\n  }\n");
