@@ -11,7 +11,7 @@
 //! | `tq_main` | the pipeline, short-circuit: filter, then the projection (writes the selected rows' outputs and their row numbers `sel`), the aggregation's update (one group; a dense array indexed by the key; an open-addressing hash table that returns early when it must grow), or a top-k heap |
 //! | `tq_vec` | the same without branches on the filter (outputs written on every row, the count advanced by the condition), where nothing in it can fail |
 //! | `tq_gather` | top-k: the projection of the chosen rows |
-//! | `tq_locate` | after a run-time error: the same evaluations, row by row, recording the row, so that the error names it |
+//! | `tq_locate` | after a run-time error (a program of its own, compiled then): the same evaluations, row by row, recording the row, so that the error names it |
 
 use std::fmt::Write;
 
@@ -61,11 +61,16 @@ pub enum Shape {
     Aggregate(Groups),
 }
 
+/// The line that starts the generated part of a program.
+const PIPELINE: &str = "/* ---- the query's pipeline (generated) ---- */\n";
+
 /// The generated program and what its functions take.
 #[derive(Clone, Debug)]
 pub struct Generated {
     /// The whole program (user functions first).
     pub source: String,
+    /// The user functions and `tq_locate`, compiled after a run-time error only.
+    pub locate_source: String,
     /// Numeric columns passed as `cJ`.
     pub cols: Vec<usize>,
     /// Text key columns passed as `dJ` (dictionary codes).
@@ -134,7 +139,8 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
     if !user_src.ends_with('\n') && !user_src.is_empty() {
         s.push('\n');
     }
-    s.push_str("#include <math.h>\n/* ---- the query's pipeline (generated) ---- */\n");
+    s.push_str("#include <math.h>\n");
+    s.push_str(PIPELINE);
     let guarded = |s: &mut String, body: &str| match &filter {
         Some(f) => {
             let _ = writeln!(s, "    if ({f}) {{\n{body}    }}");
@@ -194,7 +200,7 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
                     format!("({a} > {b})")
                 }
             };
-            // Fill the heap; then, where nothing can fail, test blocks of 16 rows against the
+            // Fill the heap; then, where nothing can fail, test blocks of 8 rows against the
             // heap's root without branches (vectorised) and look at a block's rows only
             // when one beats it; the rest row by row.
             let key_c = &outs[*key].c;
@@ -247,7 +253,7 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
             s.push_str(&cond(&insert));
             s.push_str("    b++;\n  }\n  if (k > 0) {\n");
             if !plan.filter.as_ref().is_some_and(|f| f.can_fail) {
-                // Blocks of 16 rows tested at once (a shorter last block is visited row by
+                // Blocks of 8 rows (one AVX-512 vector of doubles) tested at once (a shorter last block is visited row by
                 // row): one copy of the heap code.
                 let beats = worse("t", &format!("({ht})({key_b})"));
                 let test = match &filter_b {
@@ -256,7 +262,7 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
                 };
                 let _ = writeln!(
                     s,
-                    "  while (b < n) {{\n    long e = min(b + 16, n);\n    long any = 1;\n    if (e - b == 16) {{\n      {ht} t = hv[0];\n      any = 0;\n      for (long i = b; i < b + 16; i++) any |= {test};\n    }}\n    if (any) {{\n      for (long i = b; i < e; i++) {{"
+                    "  while (b < n) {{\n    long e = min(b + 8, n);\n    long any = 1;\n    if (e - b == 8) {{\n      {ht} t = hv[0];\n      any = 0;\n      for (long i = b; i < b + 8; i++) any |= {test};\n    }}\n    if (any) {{\n      for (long i = b; i < e; i++) {{"
                 );
                 s.push_str(&cond(&replace));
                 s.push_str("      }\n    }\n    b = e;\n  }\n");
@@ -414,9 +420,11 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
         }
         _ => unreachable!("the shape matches the body"),
     }
-    // tq_locate: every evaluation that can fail, row by row.
+    // tq_locate: every evaluation that can fail, row by row; a program of its own, compiled
+    // only after a run-time error.
+    let mut l = s[..s.find(PIPELINE).expect("the marker is written above")].to_string();
     let _ = writeln!(
-        s,
+        l,
         "long tq_locate(long n{params}, long at[1]) {{\n  for (long i = 0; i < n; i++) {{\n    at[0] = i;"
     );
     let mut body = String::new();
@@ -429,10 +437,11 @@ pub fn generate(plan: &Plan, table: &Table, shape: Shape, user_src: &str) -> Gen
             let _ = writeln!(body, "      {} t{k} = {};", e.ty.c(), e.c);
         }
     }
-    guarded(&mut s, &body);
-    s.push_str("  }\n  return 0;\n}\n");
+    guarded(&mut l, &body);
+    l.push_str("  }\n  return 0;\n}\n");
     Generated {
         source: s,
+        locate_source: l,
         cols,
         dicts,
         has_vec,

@@ -54,7 +54,8 @@ pub struct Compiled {
     pub(crate) main: Kernel,
     pub(crate) vec: Option<Kernel>,
     pub(crate) gather: Option<Kernel>,
-    pub(crate) locate: Kernel,
+    /// `tq_locate`, compiled at the first run-time error.
+    pub(crate) locate: std::sync::OnceLock<std::result::Result<Kernel, String>>,
     /// The user functions' source lines (errors on lines beyond are in generated code).
     pub(crate) user_lines: usize,
     pub(crate) user_file: String,
@@ -281,11 +282,21 @@ impl Compiled {
         if e.runtime().is_none() {
             return QueryError::Internal(e.to_string());
         }
+        let locate = self.locate.get_or_init(|| {
+            tessera_jit::Kernel::builder(&self.gen.locate_source, "tq_locate")
+                .file_name(&self.user_file)
+                .compile()
+                .map_err(|e| e.to_string())
+        });
+        let locate = match locate {
+            Ok(k) => k,
+            Err(msg) => return QueryError::Internal(format!("compiling tq_locate: {msg}")),
+        };
         for m in &ms[..=upto.min(ms.len().saturating_sub(1))] {
             let batch = &table.batches[m.batch];
             let mut at = [0i64];
             let args = inputs(Args::new(), &self.gen, batch, dicts, m.batch, m.lo, m.hi);
-            let r = self.locate.call(&mut args.array("at", &mut at, &[1]));
+            let r = locate.call(&mut args.array("at", &mut at, &[1]));
             if let Err(CallError::Runtime(re)) = r {
                 return QueryError::Row {
                     table: table.name.clone(),

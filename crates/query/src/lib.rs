@@ -216,7 +216,7 @@ impl Session {
         let compiled = exec::Compiled {
             vec: if gen.has_vec { get("tq_vec") } else { None },
             gather: get("tq_gather"),
-            locate: get("tq_locate").ok_or_else(|| QueryError::Internal("no tq_locate".into()))?,
+            locate: std::sync::OnceLock::new(),
             main,
             user_lines: self.user_src.lines().count(),
             user_file: self.user_file.clone(),
@@ -344,6 +344,8 @@ impl Query {
         ));
         s.push_str("generated program:\n");
         s.push_str(&g.source);
+        s.push_str("compiled after a run-time error only, to name the row:\n");
+        s.push_str(&g.locate_source[g.locate_source.find("long tq_locate").unwrap_or(0)..]);
         s
     }
 
