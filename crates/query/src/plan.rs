@@ -277,6 +277,12 @@ pub fn plan(q: &ast::Query, table: &Table, udfs: &HashMap<String, UserFn>) -> Re
             other => return Err(unsupported(other, "select items are expressions or `*`")),
         }
     }
+    if sel.projection.is_empty() {
+        // DuckDB's `FROM t ...` without a SELECT list means every column.
+        for (c, f) in table.schema.fields().iter().enumerate() {
+            items.push((None, f.name().clone(), Some(c)));
+        }
+    }
     let group_exprs: &[Expr] = match &sel.group_by {
         GroupByExpr::Expressions(es, mods) if mods.is_empty() => es,
         other => return Err(unsupported(other, "GROUP BY takes a list of expressions")),

@@ -19,24 +19,8 @@ use arrow::datatypes::{DataType, Float32Type, Float64Type, Int32Type, Int64Type}
 use serde_json::{json, Value};
 use tessera_query::Session;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn f(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
-        v[self.below(v.len() as u64) as usize]
-    }
-}
+mod common;
+use common::Rng;
 
 fn python() -> PathBuf {
     if let Ok(p) = std::env::var("TESSERA_PYTHON") {

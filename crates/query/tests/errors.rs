@@ -149,3 +149,16 @@ fn bad_files_and_functions_are_reported() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn from_first_queries_select_every_column() {
+    // DuckDB's `FROM t ...` without a SELECT list (found by the mutation test: it used to
+    // fail building a result with no columns).
+    let s = session(10, 1);
+    let r = s.sql("FROM t ORDER BY id DESC LIMIT 2").unwrap();
+    assert_eq!(r.num_columns(), 3);
+    assert_eq!(
+        tessera_query::format(&r),
+        "+----+---+-----+\n| id | d | a   |\n+----+---+-----+\n| 9  | 3 | 4.5 |\n| 8  | 3 | 4.0 |\n+----+---+-----+"
+    );
+}
