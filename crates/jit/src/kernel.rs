@@ -737,7 +737,7 @@ impl Kernel {
     /// is exactly [`call`](Self::call).
     #[allow(clippy::result_large_err)]
     pub unsafe fn call_unchecked(&self, args: &mut Args<'_>) -> Result<Option<Scalar>, CallError> {
-        let raw = check(&self.prog, self.func, args)?;
+        let raw = check(&self.prog, self.func, args, &self.compiled.written)?;
         // SAFETY: the pointers come from `&'a mut` borrows held by `args`, which outlives
         // this call, and their shapes were checked against the lengths by `check`;
         // unguarded code is this function's caller's obligation.
@@ -750,7 +750,12 @@ impl Kernel {
 /// parameter's type, arrays of the parameter's element type whose slice length is the
 /// product of their shape and whose shape is the declared one.
 #[allow(clippy::result_large_err)]
-fn check(prog: &Program, func: FuncId, args: &Args<'_>) -> Result<Vec<RawArg>, CallError> {
+fn check(
+    prog: &Program,
+    func: FuncId,
+    args: &Args<'_>,
+    written: &crate::Written,
+) -> Result<Vec<RawArg>, CallError> {
     let f = prog.func(func);
     let decl = |i: usize| print::param(prog, f, f.params[i]);
     let names: Vec<&str> = f.params.iter().map(|p| f.var(*p).name.as_str()).collect();
@@ -769,7 +774,6 @@ fn check(prog: &Program, func: FuncId, args: &Args<'_>) -> Result<Vec<RawArg>, C
         slot[i] = Some(it);
     }
     // Kinds, types, scalar conversions, slice lengths.
-    let mut written: Option<std::collections::HashSet<tessera_ir::VarId>> = None;
     let mut scalars: Vec<Option<Scalar>> = vec![None; names.len()];
     for (i, it) in slot.iter().enumerate() {
         let arg = || names[i].to_string();
@@ -833,10 +837,8 @@ fn check(prog: &Program, func: FuncId, args: &Args<'_>) -> Result<Vec<RawArg>, C
                 },
             ) => {
                 if *readonly
-                    && written
-                        .get_or_insert_with(|| {
-                            tessera_ir::alias::written_arrays(prog).swap_remove(func.0 as usize)
-                        })
+                    && written.get_or_init(|| tessera_ir::alias::written_arrays(prog))
+                        [func.0 as usize]
                         .contains(&f.params[i])
                 {
                     return Err(CallError::ReadOnly {
@@ -932,7 +934,7 @@ pub fn interpret(
     args: &mut Args<'_>,
     limits: tessera_interp::Limits,
 ) -> Result<Option<Scalar>, CallError> {
-    let raw = check(prog, func, args)?;
+    let raw = check(prog, func, args, &crate::Written::new())?;
     let mut vals: Vec<ArgValue> = raw
         .iter()
         .map(|a| match a {

@@ -146,6 +146,9 @@ struct Sig {
     ret: Option<ScalarTy>,
 }
 
+/// Per function of a program, the arrays it may write, computed once when first needed.
+pub(crate) type Written = std::sync::OnceLock<Vec<std::collections::HashSet<tessera_ir::VarId>>>;
+
 /// A JIT-compiled program. `Send + Sync`: any number of threads may [`call`](Self::call)
 /// it at once (every call has its own context and arena).
 pub struct Compiled {
@@ -165,6 +168,9 @@ pub struct Compiled {
     calls: bool,
     /// The program, for the argument checks of [`Compiled::call`].
     prog: Arc<Program>,
+    /// Per function, the arrays it may write (`tessera_ir::alias::written_arrays`), found at
+    /// the first call with a read-only argument.
+    pub(crate) written: Written,
     /// The counted blocks of a counting build ([`Compiled::compile_counting`]).
     blocks: Option<Vec<blocks::BlockInfo>>,
     /// Per versioned region ([`Stmt::Versioned`]), by site number: where it starts and its
@@ -530,6 +536,7 @@ impl Compiled {
             phase_ms: b.phase_ms,
             opts: *opts,
             prog: Arc::new(prog.clone()),
+            written: Written::default(),
             blocks: b.blocks,
             versions,
             calls: prog.functions.iter().any(|f| {

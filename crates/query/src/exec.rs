@@ -56,6 +56,8 @@ pub struct Compiled {
     pub(crate) gather: Option<Kernel>,
     /// `tq_locate`, compiled at the first run-time error.
     pub(crate) locate: std::sync::OnceLock<std::result::Result<Kernel, String>>,
+    /// The dictionary codes of the text group keys, made when the query is prepared.
+    pub(crate) dicts: Dicts,
     /// The user functions' source lines (errors on lines beyond are in generated code).
     pub(crate) user_lines: usize,
     pub(crate) user_file: String,
@@ -118,6 +120,18 @@ fn inputs<'a>(
     args.scalar("n", n as i64)
 }
 
+/// `body` with `v` bound to the vector of whichever type `buf` holds.
+macro_rules! each_buf {
+    ($buf:expr, $v:ident => $body:expr) => {
+        match $buf {
+            Buf::I32($v) => $body,
+            Buf::I64($v) => $body,
+            Buf::F32($v) => $body,
+            Buf::F64($v) => $body,
+        }
+    };
+}
+
 /// A typed output buffer.
 #[derive(Clone, Debug)]
 enum Buf {
@@ -137,48 +151,14 @@ impl Buf {
             Ty::Str => unreachable!("text is never computed"),
         }
     }
-    fn filled(ty: Ty, n: usize, x: f64) -> Buf {
-        match ty {
-            Ty::F64 => Buf::F64(vec![x; n]),
-            _ => Buf::I64(vec![
-                if x == f64::INFINITY {
-                    i64::MAX
-                } else if x == f64::NEG_INFINITY {
-                    i64::MIN
-                } else {
-                    x as i64
-                };
-                n
-            ]),
-        }
-    }
     fn arg<'a>(&'a mut self, args: Args<'a>, name: &str) -> Args<'a> {
-        match self {
-            Buf::I32(v) => {
-                let n = v.len();
-                args.array(name, v, &[n])
-            }
-            Buf::I64(v) => {
-                let n = v.len();
-                args.array(name, v, &[n])
-            }
-            Buf::F32(v) => {
-                let n = v.len();
-                args.array(name, v, &[n])
-            }
-            Buf::F64(v) => {
-                let n = v.len();
-                args.array(name, v, &[n])
-            }
-        }
+        each_buf!(self, v => {
+            let n = v.len();
+            args.array(name, v, &[n])
+        })
     }
     fn truncate(&mut self, k: usize) {
-        match self {
-            Buf::I32(v) => v.truncate(k),
-            Buf::I64(v) => v.truncate(k),
-            Buf::F32(v) => v.truncate(k),
-            Buf::F64(v) => v.truncate(k),
-        }
+        each_buf!(self, v => v.truncate(k))
     }
     fn append(&mut self, o: &Buf) {
         match (self, o) {
@@ -326,9 +306,9 @@ impl Compiled {
 
 /// Dictionary codes of the text group keys: per column, per batch, a code per row; and
 /// per column the texts by code.
-type Dicts = (HashMap<usize, Vec<Vec<i64>>>, HashMap<usize, Vec<String>>);
+pub(crate) type Dicts = (HashMap<usize, Vec<Vec<i64>>>, HashMap<usize, Vec<String>>);
 
-fn dictionaries(table: &Table, cols: &[usize]) -> Dicts {
+pub(crate) fn dictionaries(table: &Table, cols: &[usize]) -> Dicts {
     let mut codes = HashMap::new();
     let mut texts = HashMap::new();
     for &c in cols {
@@ -462,11 +442,11 @@ pub(crate) fn run(
     check_nulls(plan, table)?;
     let ms = morsels(table, morsel_rows);
     log.rows_in = table.rows() as u64;
-    let (codes, texts) = dictionaries(table, &c.gen.dicts);
+    let (codes, texts) = &c.dicts;
     let t0 = Instant::now();
     let (mut cols, names): (Vec<ArrayRef>, Vec<String>) = match (&plan.body, &c.gen.shape) {
         (Body::Project(outs), Shape::Project) => {
-            project(plan, c, table, rt, &ms, &codes, outs, log)?
+            project(plan, c, table, rt, &ms, codes, outs, log)?
         }
         (Body::Project(outs), Shape::TopK { heap, desc, key }) => topk(
             plan,
@@ -474,13 +454,13 @@ pub(crate) fn run(
             table,
             rt,
             &ms,
-            &codes,
+            codes,
             outs,
             (*heap, *desc, *key),
             log,
         )?,
         (Body::Aggregate { keys, aggs, items }, Shape::Aggregate(g)) => aggregate(
-            c, table, rt, &ms, &codes, &texts, keys, aggs, items, *g, plan, log,
+            c, table, rt, &ms, codes, texts, keys, aggs, items, *g, plan, log,
         )?,
         _ => unreachable!("the shape matches the body"),
     };
@@ -832,11 +812,25 @@ struct AggState {
     grows: usize,
 }
 
-fn identity(f: AggFn) -> f64 {
-    match f {
-        AggFn::Min => f64::INFINITY,
-        AggFn::Max => f64::NEG_INFINITY,
-        _ => 0.0,
+/// `n` slots of aggregate `a`'s state, each its identity (a group with no rows yet).
+fn identity(a: &crate::plan::Agg, n: usize) -> Buf {
+    match codegen::state_ty(a.f, a.arg.as_ref()) {
+        Ty::F64 => Buf::F64(vec![
+            match a.f {
+                AggFn::Min => f64::INFINITY,
+                AggFn::Max => f64::NEG_INFINITY,
+                _ => 0.0,
+            };
+            n
+        ]),
+        _ => Buf::I64(vec![
+            match a.f {
+                AggFn::Min => i64::MAX,
+                AggFn::Max => i64::MIN,
+                _ => 0,
+            };
+            n
+        ]),
     }
 }
 
@@ -847,10 +841,7 @@ impl AggState {
             fill: [0],
             keys: vec![vec![0; nk]; nkeys],
             cnt: vec![0; nk],
-            st: aggs
-                .iter()
-                .map(|a| Buf::filled(codegen::state_ty(a.f, a.arg.as_ref()), nk, identity(a.f)))
-                .collect(),
+            st: aggs.iter().map(|a| identity(a, nk)).collect(),
             grows: 0,
         }
     }
@@ -998,10 +989,7 @@ fn aggregate(
     if groups == Groups::Hash {
         let mut index: HashMap<Vec<i64>, usize> =
             HashMap::with_capacity(states.first().map_or(0, |w| w.st.fill[0] as usize));
-        st = aggs
-            .iter()
-            .map(|a| Buf::filled(codegen::state_ty(a.f, a.arg.as_ref()), 0, 0.0))
-            .collect();
+        st = aggs.iter().map(|a| identity(a, 0)).collect();
         for w in &states {
             let s = &w.st;
             for slot in (0..s.nk).filter(|&slot| s.cnt[slot] != 0) {
@@ -1010,7 +998,7 @@ fn aggregate(
                     gkeys.push(key);
                     cnt.push(0);
                     for (b, a) in st.iter_mut().zip(aggs) {
-                        b.push_identity(a.f);
+                        b.append(&identity(a, 1));
                     }
                     cnt.len() - 1
                 });
@@ -1103,20 +1091,6 @@ fn aggregate(
 }
 
 impl Buf {
-    /// Appends the identity of aggregate `f` (a group with no rows yet).
-    fn push_identity(&mut self, f: AggFn) {
-        let x = identity(f);
-        match self {
-            Buf::I64(v) => v.push(match f {
-                AggFn::Min => i64::MAX,
-                AggFn::Max => i64::MIN,
-                _ => 0,
-            }),
-            Buf::F64(v) => v.push(x),
-            _ => unreachable!("states are long or double"),
-        }
-    }
-
     /// Combines slot `s` of state `src` into slot `g` of this one, for aggregate `f`.
     fn combine(&mut self, f: AggFn, g: usize, src: &Buf, s: usize) {
         match (self, src) {

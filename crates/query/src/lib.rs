@@ -217,6 +217,7 @@ impl Session {
             vec: if gen.has_vec { get("tq_vec") } else { None },
             gather: get("tq_gather"),
             locate: std::sync::OnceLock::new(),
+            dicts: exec::dictionaries(&table, &gen.dicts),
             main,
             user_lines: self.user_src.lines().count(),
             user_file: self.user_file.clone(),

@@ -1,10 +1,13 @@
-//! ORDER BY: the permutation of the result rows.
+//! ORDER BY: the sorted values of a result that shows only its key, or the permutation of
+//! the result rows.
 //!
-//! Numeric keys become `u64`s in the key's order (floats by IEEE total order; descending
-//! keys complemented; NULLs last either way), so comparisons are one integer compare. One
-//! numeric key: a least-significant-digit radix sort of (key, row) pairs, 8 bits a pass,
-//! passes where every key has the same byte skipped (stable, so ties keep row order).
-//! Several keys or text keys: a comparison sort over the keys, ties by row.
+//! Keys become unsigned integers in the key's order (floats by IEEE total order; descending
+//! keys complemented; NULLs last either way), so comparisons are one integer compare, and
+//! are sorted by least-significant-digit radix sorts (stable, so ties keep row order;
+//! passes where every key has the same digit skipped): a 32-bit key alone by value, 4 bytes
+//! a move ([`sort_values32`]); one key that differs in 32 bits packed with its row in a
+//! `u64`; other single keys as (key, row) pairs. Several keys or text keys: a comparison
+//! sort over the keys, ties by row.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -17,22 +20,69 @@ enum Key<'a> {
     Str(&'a arrow::array::StringArray, bool),
 }
 
+/// `x`'s bits as an unsigned key in the order of `f32::total_cmp`.
+fn f32_key(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b >> 31 == 1 {
+        !b
+    } else {
+        b | (1 << 31)
+    }
+}
+
+/// The inverse of [`f32_key`].
+fn f32_of_key(k: u32) -> f32 {
+    f32::from_bits(if k >> 31 == 1 { k & !(1 << 31) } else { !k })
+}
+
+/// `x`'s bits as an unsigned key in the order of `f64::total_cmp`.
+fn f64_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
+}
+
+/// `x` as an unsigned key in signed order.
+fn i32_key(x: i32) -> u32 {
+    (x as u32) ^ (1 << 31)
+}
+
+/// A 32-bit column without NULLs as keys in its order (descending: complemented).
+fn keys32(a: &dyn Array, desc: bool) -> Option<Vec<u32>> {
+    if a.null_count() > 0 {
+        return None;
+    }
+    let flip = if desc { u32::MAX } else { 0 };
+    match a.data_type() {
+        DataType::Int32 => Some(
+            a.as_primitive::<Int32Type>()
+                .values()
+                .iter()
+                .map(|&x| i32_key(x) ^ flip)
+                .collect(),
+        ),
+        DataType::Float32 => Some(
+            a.as_primitive::<Float32Type>()
+                .values()
+                .iter()
+                .map(|&x| f32_key(x) ^ flip)
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Any numeric column as `u64` keys in its order (descending complemented; NULLs last).
 fn ordered(a: &dyn Array, desc: bool) -> Option<Vec<u64>> {
-    let n = a.len();
-    let f = |b: u64| {
-        if b >> 63 == 1 {
-            !b
-        } else {
-            b | (1 << 63)
-        }
-    };
     let mut v: Vec<u64> = match a.data_type() {
-        // 32-bit keys keep their upper 32 bits equal, so the radix sort skips those passes.
         DataType::Int32 => a
             .as_primitive::<Int32Type>()
             .values()
             .iter()
-            .map(|&x| u64::from((x as u32) ^ (1 << 31)))
+            .map(|&x| u64::from(i32_key(x)))
             .collect(),
         DataType::Int64 => a
             .as_primitive::<Int64Type>()
@@ -44,16 +94,13 @@ fn ordered(a: &dyn Array, desc: bool) -> Option<Vec<u64>> {
             .as_primitive::<Float32Type>()
             .values()
             .iter()
-            .map(|&x| {
-                let b = x.to_bits();
-                u64::from(if b >> 31 == 1 { !b } else { b | (1 << 31) })
-            })
+            .map(|&x| u64::from(f32_key(x)))
             .collect(),
         DataType::Float64 => a
             .as_primitive::<Float64Type>()
             .values()
             .iter()
-            .map(|&x| f(x.to_bits()))
+            .map(|&x| f64_key(x))
             .collect(),
         DataType::Boolean => a.as_boolean().values().iter().map(u64::from).collect(),
         _ => return None,
@@ -61,10 +108,9 @@ fn ordered(a: &dyn Array, desc: bool) -> Option<Vec<u64>> {
     if desc {
         v.iter_mut().for_each(|x| *x = !*x);
     }
-    // NULLs last, ascending or descending; the largest key value is then u64::MAX - 1 at
-    // most for non-null keys only if no key is u64::MAX: make room by saturating.
+    // NULLs last, ascending or descending: u64::MAX, above every other key (saturated).
     if a.null_count() > 0 {
-        for (i, x) in v.iter_mut().enumerate().take(n) {
+        for (i, x) in v.iter_mut().enumerate() {
             *x = if a.is_null(i) {
                 u64::MAX
             } else {
@@ -73,38 +119,6 @@ fn ordered(a: &dyn Array, desc: bool) -> Option<Vec<u64>> {
         }
     }
     Some(v)
-}
-
-/// A 32-bit key without NULLs, in order (descending complemented) and packed with its
-/// row: `key << 32 | row`.
-fn packed32(a: &dyn Array, desc: bool) -> Option<Vec<u64>> {
-    if a.null_count() > 0 {
-        return None;
-    }
-    let flip = if desc { u32::MAX } else { 0 };
-    let pack = |i: usize, k: u32| (u64::from(k ^ flip) << 32) | i as u64;
-    match a.data_type() {
-        DataType::Int32 => Some(
-            a.as_primitive::<Int32Type>()
-                .values()
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| pack(i, (x as u32) ^ (1 << 31)))
-                .collect(),
-        ),
-        DataType::Float32 => Some(
-            a.as_primitive::<Float32Type>()
-                .values()
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| {
-                    let b = x.to_bits();
-                    pack(i, if b >> 31 == 1 { !b } else { b | (1 << 31) })
-                })
-                .collect(),
-        ),
-        _ => None,
-    }
 }
 
 /// Stable LSD radix sort of packed `key << 32 | row` values by their key: three passes of
@@ -144,28 +158,8 @@ fn radix_packed(mut a: Vec<u64>) -> Vec<u32> {
 /// sort key: 4 bytes moved per element, no permutation): an LSD radix sort of the ordered
 /// bits, 8 bits a pass.
 pub fn sort_values32(a: &dyn Array, desc: bool) -> Option<ArrayRef> {
-    if a.null_count() > 0 {
-        return None;
-    }
+    let mut k = keys32(a, desc)?;
     let flip = if desc { u32::MAX } else { 0 };
-    let mut k: Vec<u32> = match a.data_type() {
-        DataType::Int32 => a
-            .as_primitive::<Int32Type>()
-            .values()
-            .iter()
-            .map(|&x| (x as u32) ^ (1 << 31) ^ flip)
-            .collect(),
-        DataType::Float32 => a
-            .as_primitive::<Float32Type>()
-            .values()
-            .iter()
-            .map(|&x| {
-                let b = x.to_bits();
-                (if b >> 31 == 1 { !b } else { b | (1 << 31) }) ^ flip
-            })
-            .collect(),
-        _ => return None,
-    };
     let n = k.len();
     let mut hist = [[0usize; 256]; 4];
     for &x in &k {
@@ -194,15 +188,12 @@ pub fn sort_values32(a: &dyn Array, desc: bool) -> Option<ArrayRef> {
     Some(match a.data_type() {
         DataType::Int32 => Arc::new(arrow::array::Int32Array::from(
             k.into_iter()
-                .map(|x| ((x ^ flip) ^ (1 << 31)) as i32)
+                .map(|x| (x ^ flip ^ (1 << 31)) as i32)
                 .collect::<Vec<_>>(),
         )) as ArrayRef,
         _ => Arc::new(arrow::array::Float32Array::from(
             k.into_iter()
-                .map(|x| {
-                    let b = x ^ flip;
-                    f32::from_bits(if b >> 31 == 1 { b & !(1 << 31) } else { !b })
-                })
+                .map(|x| f32_of_key(x ^ flip))
                 .collect::<Vec<_>>(),
         )) as ArrayRef,
     })
@@ -211,8 +202,13 @@ pub fn sort_values32(a: &dyn Array, desc: bool) -> Option<ArrayRef> {
 /// The row order of `cols` (all of length `n`) by `order` (column, descending).
 pub fn sort_indices(cols: &[ArrayRef], order: &[(usize, bool)], n: usize) -> Vec<u32> {
     if let [(c, desc)] = order {
-        if let Some(p) = packed32(cols[*c].as_ref(), *desc) {
-            return radix_packed(p);
+        if let Some(k) = keys32(cols[*c].as_ref(), *desc) {
+            return radix_packed(
+                k.into_iter()
+                    .enumerate()
+                    .map(|(i, k)| (u64::from(k) << 32) | i as u64)
+                    .collect(),
+            );
         }
     }
     let keys: Vec<Key> = order
@@ -223,11 +219,7 @@ pub fn sort_indices(cols: &[ArrayRef], order: &[(usize, bool)], n: usize) -> Vec
         })
         .collect();
     if let [Key::U64(k)] = keys.as_slice() {
-        // 32-bit and boolean keys without NULLs differ in their low 4 bytes only.
-        let t = cols[order[0].0].data_type();
-        let narrow = cols[order[0].0].null_count() == 0
-            && matches!(t, DataType::Int32 | DataType::Float32 | DataType::Boolean);
-        return radix(k, if narrow { 4 } else { 8 });
+        return radix(k);
     }
     let mut idx: Vec<u32> = (0..n as u32).collect();
     idx.sort_unstable_by(|&a, &b| {
@@ -252,52 +244,26 @@ pub fn sort_indices(cols: &[ArrayRef], order: &[(usize, bool)], n: usize) -> Vec
     idx
 }
 
-/// Stable LSD radix sort of rows by `keys` (of which only the low `width` bytes may differ);
-/// returns the rows in order. One pass counts the byte histograms; a byte that every key shares costs nothing more. Where the keys
-/// differ only in their low 32 bits (and rows fit in 32 bits), key and row are packed in
-/// one `u64` (8 bytes moved per element instead of 16).
-fn radix(keys: &[u64], width: usize) -> Vec<u32> {
+/// Stable LSD radix sort of rows by `keys`; returns the rows in order. One pass counts
+/// the eight byte histograms; a byte that every key shares costs nothing more. Keys that
+/// differ in their low 32 bits only are packed with their row in one `u64`
+/// ([`radix_packed`]); others move as (key, row) pairs.
+fn radix(keys: &[u64]) -> Vec<u32> {
     let n = keys.len();
-    let mut hist = vec![[0usize; 256]; width];
+    let mut hist = [[0usize; 256]; 8];
     for &k in keys {
         for (b, h) in hist.iter_mut().enumerate() {
             h[((k >> (8 * b)) & 0xff) as usize] += 1;
         }
     }
-    let live: Vec<usize> = (0..width).filter(|&b| !hist[b].contains(&n)).collect();
-    let scatter =
-        |a: &mut Vec<u64>, b: &mut Vec<u64>, byte_of: &dyn Fn(u64) -> usize, h: &[usize; 256]| {
-            let mut pos = [0usize; 256];
-            let mut s = 0;
-            for d in 0..256 {
-                pos[d] = s;
-                s += h[d];
-            }
-            for &x in a.iter() {
-                let d = byte_of(x);
-                b[pos[d]] = x;
-                pos[d] += 1;
-            }
-            std::mem::swap(a, b);
-        };
+    let live: Vec<usize> = (0..8).filter(|&b| !hist[b].contains(&n)).collect();
     if live.iter().all(|&b| b < 4) {
-        // (key low 32 bits) << 32 | row.
-        let mut a: Vec<u64> = keys
-            .iter()
-            .enumerate()
-            .map(|(i, &k)| ((k & 0xffff_ffff) << 32) | i as u64)
-            .collect();
-        let mut b = vec![0u64; n];
-        for &byte in &live {
-            let shift = 32 + 8 * byte;
-            scatter(
-                &mut a,
-                &mut b,
-                &|x| ((x >> shift) & 0xff) as usize,
-                &hist[byte],
-            );
-        }
-        return a.into_iter().map(|x| x as u32).collect();
+        return radix_packed(
+            keys.iter()
+                .enumerate()
+                .map(|(i, &k)| ((k & 0xffff_ffff) << 32) | i as u64)
+                .collect(),
+        );
     }
     let mut a: Vec<(u64, u32)> = keys
         .iter()
