@@ -200,6 +200,7 @@ fn measure(
             .map(|_| ())
             .map_err(|e| e.to_string())
     })?;
+    let machine = blocks.machine(&bc, tessera_cost::jit::footprint(&args));
     let stem = job
         .path
         .file_stem()
@@ -211,7 +212,8 @@ fn measure(
             size: defs_text(&job.defs),
             labels: p.label_executions() as f64,
             classes: p.class_totals(),
-            machine: blocks.class_totals(&bc),
+            machine: machine.totals,
+            loops: machine.loops,
             time_ns: plain,
         },
         counted / plain,
@@ -321,7 +323,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), String> {
             q(1.0)
         );
     }
-    let machine_classes = tessera_jit::blocks::MACHINE_CLASSES
+    let machine_classes = tessera_cost::jit::MACHINE_FEATURES
         .iter()
         .map(|s| s.to_string())
         .collect();

@@ -67,6 +67,7 @@ enum CountBuild {
 /// returns its result and its cost Γ (ns when calibrated).
 pub struct Counter {
     build: CountBuild,
+    /// γ per fragment (TIR models), or the machine-level weights (block models).
     gammas: Vec<f64>,
     /// ns per unit of Γ when a profile calibrated the model (1 for CMW, CMW-M).
     pub k_ns: Option<f64>,
@@ -135,10 +136,9 @@ impl Counter {
                     .as_ref()
                     .and_then(|p| p.block_weights(fam))
                     .ok_or("the profile has no machine-level fit")?;
-                let gammas = b.block_gammas(&w);
                 Ok(Counter {
                     build: CountBuild::Blocks(b),
-                    gammas,
+                    gammas: w,
                     k_ns: Some(1.0),
                     name,
                 })
@@ -175,7 +175,11 @@ impl Counter {
                 }
                 r?
             }
-            CountBuild::Blocks(b) => b.call_counted(fid, args, counts)?,
+            CountBuild::Blocks(b) => {
+                let footprint = tessera_cost::jit::footprint(args);
+                let r = b.call_counted(fid, args, counts)?;
+                return Ok((r, b.gamma(counts, footprint, &self.gammas)));
+            }
         };
         Ok((r, tessera_cost::jit::gamma_of(counts, &self.gammas)))
     }

@@ -9,6 +9,7 @@
 //! (k = 1: Γ is in nanoseconds).
 
 use crate::fragments::{Class, NCLASSES};
+use crate::jit::{LoopTerm, Machine, THROUGHPUT};
 use crate::model::{CostModel, Weights};
 use crate::nnls::nnls;
 use crate::CostError;
@@ -16,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The version of the profile file format written by [`MachineProfile::save`].
-pub const PROFILE_VERSION: u32 = 1;
+pub const PROFILE_VERSION: u32 = 2;
 
 /// One calibration measurement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -29,10 +30,13 @@ pub struct Sample {
     pub labels: f64,
     /// Instructions executed per class ([`Class::ALL`] order).
     pub classes: [f64; NCLASSES],
-    /// Instructions executed per machine class (optimised LLVM IR, counted per basic
-    /// block; `tessera_jit::blocks::MACHINE_CLASSES` order).
+    /// Machine-level features of the run (optimised LLVM IR, counted per basic block;
+    /// [`crate::jit::MACHINE_FEATURES`] order).
     #[serde(default)]
     pub machine: Vec<f64>,
+    /// Its loops with a loop-carried recurrence (for CMW-M's max(throughput, recurrence)).
+    #[serde(default)]
+    pub loops: Vec<LoopTerm>,
     /// Median time of one call, ns.
     pub time_ns: f64,
 }
@@ -45,7 +49,12 @@ impl Sample {
             Family::Cm0 => vec![self.labels],
             Family::Cmc => vec![self.classes.iter().sum()],
             Family::Cmw => self.classes.to_vec(),
-            Family::Mcc => vec![self.machine.iter().sum()],
+            Family::Mcc => vec![self
+                .machine
+                .iter()
+                .take(tessera_jit::blocks::BASE_CLASSES)
+                .sum()],
+            // The sum form; the fit and its predictions use `machine_row`.
             Family::Mcw => self.machine.clone(),
         }
     }
@@ -140,23 +149,22 @@ pub fn fit(samples: &[Sample], family: Family) -> Result<Fit, CostError> {
     if samples.len() < 2 {
         return Err(CostError::TooFewSamples(samples.len()));
     }
-    let rows: Vec<Vec<f64>> = samples.iter().map(|s| s.row(family)).collect();
+    let all: Vec<&Sample> = samples.iter().collect();
     let times: Vec<f64> = samples.iter().map(|s| s.time_ns).collect();
-    let coef = fit_relative(&rows, &times)?;
-    let predicted: Vec<f64> = rows.iter().map(|r| dot(r, &coef)).collect();
-    let r2 = crate::model::r_squared(&rows, &times, &coef)?;
-    let mut loo = Vec::with_capacity(rows.len());
-    for i in 0..rows.len() {
-        let r: Vec<Vec<f64>> = (0..rows.len())
+    let coef = fit_family(&all, family)?;
+    let predicted: Vec<f64> = samples
+        .iter()
+        .map(|s| predict_sample(s, family, &coef))
+        .collect();
+    let r2 = r_squared_of(&predicted, &times);
+    let mut loo = Vec::with_capacity(samples.len());
+    for i in 0..samples.len() {
+        let rest: Vec<&Sample> = (0..samples.len())
             .filter(|&j| j != i)
-            .map(|j| rows[j].clone())
+            .map(|j| &samples[j])
             .collect();
-        let t: Vec<f64> = (0..rows.len())
-            .filter(|&j| j != i)
-            .map(|j| times[j])
-            .collect();
-        let w = fit_relative(&r, &t)?;
-        loo.push((dot(&rows[i], &w) - times[i]).abs() / times[i]);
+        let w = fit_family(&rest, family)?;
+        loo.push((predict_sample(&samples[i], family, &w) - times[i]).abs() / times[i]);
     }
     Ok(Fit {
         family,
@@ -166,6 +174,109 @@ pub fn fit(samples: &[Sample], family: Family) -> Result<Fit, CostError> {
         loo_p90: quantile(&loo, 0.9),
         predicted,
     })
+}
+
+/// R² of predictions against times.
+fn r_squared_of(predicted: &[f64], times: &[f64]) -> f64 {
+    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    let ss_tot: f64 = times.iter().map(|t| (t - mean).powi(2)).sum();
+    let ss_res: f64 = predicted
+        .iter()
+        .zip(times)
+        .map(|(p, t)| (t - p).powi(2))
+        .sum();
+    if ss_tot == 0.0 {
+        if ss_res == 0.0 {
+            1.0
+        } else {
+            f64::NEG_INFINITY
+        }
+    } else {
+        1.0 - ss_res / ss_tot
+    }
+}
+
+/// The predicted time (ns) of a sample under fitted coefficients.
+pub fn predict_sample(s: &Sample, family: Family, coef: &[f64]) -> f64 {
+    match family {
+        Family::Mcw => Machine {
+            totals: s.machine.clone(),
+            loops: s.loops.clone(),
+        }
+        .gamma(coef),
+        f => dot(&s.row(f), coef),
+    }
+}
+
+/// Rounds of the alternating fit of CMW-M.
+const MAX_ROUNDS: usize = 30;
+
+fn fit_family(samples: &[&Sample], family: Family) -> Result<Vec<f64>, CostError> {
+    let times: Vec<f64> = samples.iter().map(|s| s.time_ns).collect();
+    let rows: Vec<Vec<f64>> = samples.iter().map(|s| s.row(family)).collect();
+    let w = fit_relative(&rows, &times)?;
+    if family != Family::Mcw {
+        return Ok(w);
+    }
+    // CMW-M costs each loop with a recurrence max(throughput, recurrence): a max-affine
+    // model, fitted by alternation from the sum model's weights. Each round decides which
+    // loops are bound by their recurrence under the current weights, and refits the linear
+    // model that this decision makes (a bound loop contributes its recurrence features, the
+    // others their throughput features); it stops when no decision changes, keeping the
+    // weights of least relative error.
+    let error = |w: &[f64]| -> f64 {
+        samples
+            .iter()
+            .map(|s| ((predict_sample(s, Family::Mcw, w) - s.time_ns) / s.time_ns).powi(2))
+            .sum()
+    };
+    let mut best = (error(&w), w.clone());
+    let mut w = w;
+    let mut last: Option<Vec<Vec<bool>>> = None;
+    for _ in 0..MAX_ROUNDS {
+        let bound: Vec<Vec<bool>> = samples
+            .iter()
+            .map(|s| s.loops.iter().map(|l| recurrence_bound(l, &w)).collect())
+            .collect();
+        if last.as_ref() == Some(&bound) {
+            break;
+        }
+        let rows: Vec<Vec<f64>> = samples
+            .iter()
+            .zip(&bound)
+            .map(|(s, b)| machine_row(s, b))
+            .collect();
+        w = fit_relative(&rows, &times)?;
+        let e = error(&w);
+        if e < best.0 {
+            best = (e, w.clone());
+        }
+        last = Some(bound);
+    }
+    Ok(best.1)
+}
+
+/// Whether a loop's recurrence costs more than its throughput under `w`.
+fn recurrence_bound(l: &LoopTerm, w: &[f64]) -> bool {
+    let (t, r) = w.split_at(THROUGHPUT.min(w.len()));
+    dot(&l.l, r) > dot(&l.t, t)
+}
+
+/// The linear row of a sample when the loops marked in `bound` cost their recurrence.
+fn machine_row(s: &Sample, bound: &[bool]) -> Vec<f64> {
+    let mut r = s.machine.clone();
+    for x in r.iter_mut().skip(THROUGHPUT) {
+        *x = 0.0;
+    }
+    for (l, _) in s.loops.iter().zip(bound).filter(|(_, b)| **b) {
+        for (x, t) in r.iter_mut().zip(&l.t) {
+            *x -= t;
+        }
+        for (x, c) in r.iter_mut().skip(THROUGHPUT).zip(&l.l) {
+            *x += c;
+        }
+    }
+    r
 }
 
 /// A machine profile: the calibrated models of one machine, as written to disk.
@@ -239,7 +350,14 @@ impl MachineProfile {
         let f = self.fit(family)?;
         match family {
             Family::Mcw => Some(f.coef.clone()),
-            Family::Mcc => Some(vec![*f.coef.first()?; self.machine_classes.len()]),
+            Family::Mcc => {
+                // One weight per instruction; the loop features are not instructions.
+                let mut w = vec![*f.coef.first()?; self.machine_classes.len()];
+                for x in w.iter_mut().skip(tessera_jit::blocks::BASE_CLASSES) {
+                    *x = 0.0;
+                }
+                Some(w)
+            }
             _ => None,
         }
     }
@@ -277,6 +395,7 @@ impl MachineProfile {
                 .iter()
                 .any(|&f| p.model(f).is_none())
             || p.block_weights(Family::Mcw).map(|w| w.len()) != Some(p.machine_classes.len())
+            || p.machine_classes != crate::jit::MACHINE_FEATURES
         {
             return Err(CostError::Profile(format!(
                 "{}: the profile's classes or fits do not match this Tessera's: run `tessera calibrate` again",

@@ -10,6 +10,7 @@
 use crate::fragments::{instrument, FragmentMap, NodeKind};
 use crate::model::{CostModel, Profile};
 use crate::CostError;
+use serde::{Deserialize, Serialize};
 use tessera_ir::{
     ArgValue, ArrayData, ArrayElems, FuncId, Program, RuntimeError, Scalar, ScalarTy,
 };
@@ -128,6 +129,131 @@ pub fn reset(c: &mut ArrayData) {
     }
 }
 
+/// The features of the machine-level cost model: the instruction classes of optimised LLVM
+/// IR (`tessera_jit::blocks::MACHINE_CLASSES`, up to `entry`), strided accesses by where the
+/// call's data lives (`strided`: within L2, `strided_l3`: within the last-level cache,
+/// `strided_mem`: beyond it), every load and store again when the data is beyond L2
+/// (`mem_l3`) or beyond the last-level cache (`mem_mem`), conditional branches on loaded
+/// data (`branch_data`), and the instructions of the critical recurrences of loops per
+/// iteration (`chain_*`).
+pub const MACHINE_FEATURES: [&str; 21] = [
+    "load",
+    "store",
+    "int",
+    "float",
+    "vector",
+    "math",
+    "branch",
+    "call",
+    "alloc",
+    "entry",
+    "strided",
+    "strided_l3",
+    "strided_mem",
+    "mem_l3",
+    "mem_mem",
+    "branch_data",
+    "chain_int",
+    "chain_float",
+    "chain_idiv",
+    "chain_fmath",
+    "chain_mem",
+];
+
+/// How many of [`MACHINE_FEATURES`] measure throughput (the rest are recurrences).
+pub const THROUGHPUT: usize = 16;
+
+/// A loop with a loop-carried recurrence: its throughput features (all iterations, all its
+/// blocks) and its recurrence features (all iterations).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoopTerm {
+    /// Throughput features ([`MACHINE_FEATURES`] up to [`THROUGHPUT`]).
+    pub t: Vec<f64>,
+    /// Recurrence features (the five `chain_*`).
+    pub l: [f64; 5],
+}
+
+/// The machine-level features of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Totals of every feature ([`MACHINE_FEATURES`] order).
+    pub totals: Vec<f64>,
+    /// The loops with a recurrence.
+    pub loops: Vec<LoopTerm>,
+}
+
+impl Machine {
+    /// Γ under `weights` ([`MACHINE_FEATURES`] order): Σ throughput of the code outside loops
+    /// with a recurrence, plus for each such loop max(throughput, recurrence).
+    pub fn gamma(&self, weights: &[f64]) -> f64 {
+        let (t, l) = weights.split_at(THROUGHPUT.min(weights.len()));
+        let dot = |a: &[f64], w: &[f64]| a.iter().zip(w).map(|(x, y)| x * y).sum::<f64>();
+        let mut g = dot(&self.totals[..THROUGHPUT.min(self.totals.len())], t);
+        for lp in &self.loops {
+            let lt = dot(&lp.t, t);
+            let ll = dot(&lp.l, l);
+            if ll > lt {
+                g += ll - lt;
+            }
+        }
+        g
+    }
+}
+
+/// Where data of `bytes` lives: 0 within L2, 1 within the last-level cache, 2 beyond.
+pub fn memory_level(bytes: u64) -> usize {
+    let (l2, l3) = cache_sizes();
+    if bytes <= l2 {
+        0
+    } else if bytes <= l3 {
+        1
+    } else {
+        2
+    }
+}
+
+/// The host's L2 and last-level cache sizes in bytes (Linux sysfs; 1 MiB and 32 MiB when
+/// unknown).
+pub fn cache_sizes() -> (u64, u64) {
+    static SIZES: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+    *SIZES.get_or_init(|| {
+        let mut l2 = None;
+        let mut l3 = None;
+        for i in 0..8 {
+            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+            let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
+            let (Some(level), Some(size)) = (read("level"), read("size")) else {
+                continue;
+            };
+            let size = size.trim();
+            let bytes = if let Some(k) = size.strip_suffix('K') {
+                k.parse::<u64>().ok().map(|k| k * 1024)
+            } else if let Some(m) = size.strip_suffix('M') {
+                m.parse::<u64>().ok().map(|m| m << 20)
+            } else {
+                size.parse::<u64>().ok()
+            };
+            match level.trim() {
+                "2" => l2 = bytes.or(l2),
+                "3" => l3 = bytes.or(l3),
+                _ => {}
+            }
+        }
+        let l2 = l2.unwrap_or(1 << 20);
+        (l2, l3.unwrap_or(32 << 20).max(l2))
+    })
+}
+
+/// The bytes of the arrays among `args`.
+pub fn footprint(args: &[ArgValue]) -> u64 {
+    args.iter()
+        .map(|a| match a {
+            ArgValue::Array(d) => (d.elems.len() * d.elems.ty().size_bytes()) as u64,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// A machine-level counting build: the optimised code with a counter per basic block (see
 /// `tessera_jit::blocks`).
 pub struct BlockBuild {
@@ -163,28 +289,71 @@ impl BlockBuild {
         self.compiled.call_counted(func, args, counts)
     }
 
-    /// Instructions executed per machine class, given block counts.
-    pub fn class_totals(&self, counts: &[i64]) -> Vec<f64> {
-        let mut t = vec![0.0; tessera_jit::blocks::MACHINE_CLASSES.len()];
-        for (b, &n) in self.blocks().iter().zip(counts) {
-            for (a, &c) in t.iter_mut().zip(&b.classes) {
-                *a += n as f64 * c as f64;
+    /// The machine-level features of a run, given block counts and the bytes of the arrays
+    /// the call works on (see [`MACHINE_FEATURES`]).
+    pub fn machine(&self, counts: &[i64], footprint: u64) -> Machine {
+        use tessera_jit::blocks::{BASE_CLASSES, BRANCH_DATA, CHAIN, STRIDED};
+        let level = memory_level(footprint);
+        let features = |b: &tessera_jit::blocks::BlockInfo, n: f64, into: &mut [f64]| {
+            for (a, &c) in into.iter_mut().zip(&b.classes[..BASE_CLASSES]) {
+                *a += n * c as f64;
+            }
+            into[BASE_CLASSES + level] += n * b.classes[STRIDED] as f64;
+            if level > 0 {
+                into[BASE_CLASSES + 2 + level] += n * (b.classes[0] + b.classes[1]) as f64;
+            }
+            into[BASE_CLASSES + 5] += n * b.classes[BRANCH_DATA] as f64;
+        };
+        let blocks = self.blocks();
+        let mut totals = vec![0.0; MACHINE_FEATURES.len()];
+        let mut loops: Vec<(usize, LoopTerm)> = Vec::new();
+        let mut at: std::collections::HashMap<usize, usize> = Default::default();
+        for (b, &n) in blocks.iter().zip(counts) {
+            if n <= 0 {
+                continue;
+            }
+            let n = n as f64;
+            features(b, n, &mut totals[..THROUGHPUT]);
+            // Blocks of a loop with a recurrence are gathered into its term.
+            let Some(h) = b.loop_head.filter(|&h| {
+                blocks
+                    .get(h)
+                    .is_some_and(|hb| hb.classes[CHAIN..CHAIN + 5].iter().any(|&c| c > 0))
+            }) else {
+                continue;
+            };
+            let k = *at.entry(h).or_insert_with(|| {
+                let hn = counts.get(h).copied().unwrap_or(0).max(0) as f64;
+                let mut l = [0.0; 5];
+                for (x, &c) in l.iter_mut().zip(&blocks[h].classes[CHAIN..CHAIN + 5]) {
+                    *x = hn * c as f64;
+                }
+                loops.push((
+                    h,
+                    LoopTerm {
+                        t: vec![0.0; THROUGHPUT],
+                        l,
+                    },
+                ));
+                loops.len() - 1
+            });
+            features(b, n, &mut loops[k].1.t);
+        }
+        for (_, l) in &loops {
+            for (a, x) in totals[THROUGHPUT..].iter_mut().zip(&l.l) {
+                *a += x;
             }
         }
-        t
+        Machine {
+            totals,
+            loops: loops.into_iter().map(|(_, l)| l).collect(),
+        }
     }
 
-    /// γ of every block under per-class weights (ns per instruction).
-    pub fn block_gammas(&self, weights: &[f64]) -> Vec<f64> {
-        self.blocks()
-            .iter()
-            .map(|b| {
-                b.classes
-                    .iter()
-                    .zip(weights)
-                    .map(|(&c, w)| c as f64 * w)
-                    .sum()
-            })
-            .collect()
+    /// Γ of a run under machine-level weights ([`MACHINE_FEATURES`] order): every loop with a
+    /// recurrence costs the larger of its throughput and its recurrence per iteration, the
+    /// rest its throughput (see [`Machine::gamma`]).
+    pub fn gamma(&self, counts: &[i64], footprint: u64, weights: &[f64]) -> f64 {
+        self.machine(counts, footprint).gamma(weights)
     }
 }

@@ -133,13 +133,18 @@ fn malformed_input_is_an_error() {
 
 mod profile {
     use tessera_cost::calibrate::*;
+    use tessera_cost::jit::{LoopTerm, Machine, MACHINE_FEATURES, THROUGHPUT};
     use tessera_cost::NCLASSES;
+
+    const NM: usize = MACHINE_FEATURES.len();
 
     fn samples() -> Vec<Sample> {
         // Times exactly linear in the class totals (CMW and CMW-M fit them exactly), labels
         // unrelated to them (CM0 does not).
         let w = [0.5, 1.0, 2.0, 10.0, 0.25, 0.0, 30.0, 4.0];
-        let wm = [1.0, 2.0, 0.5, 0.25, 1.5, 8.0, 0.75, 3.0];
+        let wm: Vec<f64> = (0..NM)
+            .map(|k| [1.0, 2.0, 0.5, 0.25, 1.5, 8.0, 0.75, 3.0][k % 8])
+            .collect();
         let mut st = 99u64;
         (0..24)
             .map(|i| {
@@ -147,8 +152,16 @@ mod profile {
                 for x in c.iter_mut() {
                     *x = (super::lcg(&mut st) * 1e4).round() + 1.0;
                 }
-                let m: Vec<f64> = (0..8)
-                    .map(|_| (super::lcg(&mut st) * 1e4).round() + 1.0)
+                // No loop with a recurrence: the recurrence features are zero.
+                let m: Vec<f64> = (0..NM)
+                    .map(|k| {
+                        let x = (super::lcg(&mut st) * 1e4).round() + 1.0;
+                        if k < THROUGHPUT {
+                            x
+                        } else {
+                            0.0
+                        }
+                    })
                     .collect();
                 let t: f64 = c.iter().zip(&w).map(|(a, b)| a * b).sum();
                 let tm: f64 = m.iter().zip(&wm).map(|(a, b)| a * b).sum();
@@ -159,6 +172,7 @@ mod profile {
                     classes: c,
                     // Both exact at once: scale the machine rows to the same time.
                     machine: m.iter().map(|x| x * t / tm).collect(),
+                    loops: Vec::new(),
                     time_ns: t,
                 }
             })
@@ -167,7 +181,7 @@ mod profile {
 
     #[test]
     fn exact_data_fits_exactly_and_the_profile_round_trips() {
-        let names = (0..8).map(|k| format!("m{k}")).collect();
+        let names = MACHINE_FEATURES.iter().map(|k| k.to_string()).collect();
         let p = MachineProfile::from_samples(samples(), "test-cpu".into(), names).unwrap();
         let cmw = p.fit(Family::Cmw).unwrap();
         assert!((cmw.r2 - 1.0).abs() < 1e-9, "{cmw:?}");
@@ -183,10 +197,12 @@ mod profile {
         p.save(&path).unwrap();
         let q = MachineProfile::load(&path).unwrap();
         assert_eq!(p, q);
-        assert!(q.model(Family::Cmw).is_some() && q.block_weights(Family::Mcw).unwrap().len() == 8);
+        assert!(
+            q.model(Family::Cmw).is_some() && q.block_weights(Family::Mcw).unwrap().len() == NM
+        );
         // Another version, or garbage, is a clear error.
         let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, text.replace("\"version\": 1", "\"version\": 99")).unwrap();
+        std::fs::write(&path, text.replace("\"version\": 2", "\"version\": 99")).unwrap();
         let e = MachineProfile::load(&path).unwrap_err().to_string();
         assert!(
             e.contains("version 99") && e.contains("tessera calibrate"),
@@ -196,6 +212,86 @@ mod profile {
         assert!(MachineProfile::load(&path).is_err());
         assert!(MachineProfile::load(&dir.join("missing.json")).is_err());
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn cmw_m_fits_the_max_of_throughput_and_recurrence() {
+        // Times made by the max model itself with known weights: every sample has loops
+        // with a recurrence, some bound by it and some by their throughput. The alternating
+        // fit must find a model that predicts every time (the decisions are what is hard).
+        let mut st = 7u64;
+        let mut w = vec![0.0; NM];
+        for (k, x) in w.iter_mut().enumerate() {
+            *x = if k < THROUGHPUT {
+                [0.2, 0.5, 1.0, 0.0][k % 4]
+            } else {
+                1.0 + k as f64
+            };
+        }
+        let samples: Vec<Sample> = (0..40)
+            .map(|i| {
+                let mut totals = vec![0.0; NM];
+                for x in totals.iter_mut().take(THROUGHPUT) {
+                    *x = (super::lcg(&mut st) * 1e3).round();
+                }
+                let mut loops = Vec::new();
+                for _ in 0..3 {
+                    let t: Vec<f64> = (0..THROUGHPUT)
+                        .map(|_| (super::lcg(&mut st) * 1e4).round())
+                        .collect();
+                    let mut l = [0.0; 5];
+                    let heavy = super::lcg(&mut st) * 2.0;
+                    for x in l.iter_mut() {
+                        *x = (super::lcg(&mut st) * 1e3 * heavy).round();
+                    }
+                    for (a, b) in totals.iter_mut().zip(&t) {
+                        *a += b;
+                    }
+                    for (a, b) in totals.iter_mut().skip(THROUGHPUT).zip(&l) {
+                        *a += b;
+                    }
+                    loops.push(LoopTerm { t, l });
+                }
+                let m = Machine { totals, loops };
+                Sample {
+                    name: format!("p{i}"),
+                    size: "n=1".into(),
+                    labels: 1.0,
+                    classes: [1.0; NCLASSES],
+                    time_ns: m.gamma(&w),
+                    machine: m.totals,
+                    loops: m.loops,
+                }
+            })
+            .collect();
+        // Both kinds of decision occur.
+        let bound = |s: &Sample| {
+            s.loops
+                .iter()
+                .filter(|l| {
+                    let t: f64 = l.t.iter().zip(&w).map(|(a, b)| a * b).sum();
+                    let r: f64 = l.l.iter().zip(&w[THROUGHPUT..]).map(|(a, b)| a * b).sum();
+                    r > t
+                })
+                .count()
+        };
+        let nb: usize = samples.iter().map(bound).sum();
+        assert!(
+            nb > 10 && nb < 110,
+            "{nb} of 120 loops bound by their recurrence"
+        );
+        let f = fit(&samples, Family::Mcw).unwrap();
+        assert!(f.r2 > 0.999_999, "{f:?}");
+        assert!(f.loo_median < 1e-4, "{f:?}");
+        for (s, p) in samples.iter().zip(&f.predicted) {
+            assert!(
+                (p - s.time_ns).abs() <= 1e-6 * s.time_ns,
+                "{p} vs {}",
+                s.time_ns
+            );
+        }
+        // The sum model (CMC-M's shape with per-class weights) cannot do this.
+        assert!(fit(&samples, Family::Mcc).unwrap().r2 < 0.99);
     }
 
     #[test]

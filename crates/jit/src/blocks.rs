@@ -16,13 +16,45 @@
 //! per-class totals of a run.
 
 use inkwell::module::Module;
+use inkwell::targets::TargetData;
 use inkwell::values::{FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 
 /// The instruction classes of optimised LLVM IR, in the order of [`BlockInfo::classes`].
-pub const MACHINE_CLASSES: [&str; 9] = [
-    "load", "store", "int", "float", "vector", "math", "branch", "call", "entry",
+///
+/// The first [`BASE_CLASSES`] partition a block's instructions by opcode. The others are
+/// features of the loop a block is in (see `loopfeat.rs`): `strided`, the block's loads and
+/// stores whose address moves by more than their width per iteration or irregularly (also
+/// counted as `load`/`store`), and `chain_*`, the instructions of the critical loop-carried
+/// recurrence of the loop the block heads, per class (also counted in their own class).
+pub const MACHINE_CLASSES: [&str; 17] = [
+    "load",
+    "store",
+    "int",
+    "float",
+    "vector",
+    "math",
+    "branch",
+    "call",
+    "alloc",
+    "entry",
+    "strided",
+    "branch_data",
+    "chain_int",
+    "chain_float",
+    "chain_idiv",
+    "chain_fmath",
+    "chain_mem",
 ];
+
+/// How many of [`MACHINE_CLASSES`] count instructions (the rest are loop features).
+pub const BASE_CLASSES: usize = 10;
+/// The index of `strided` in [`MACHINE_CLASSES`].
+pub const STRIDED: usize = 10;
+/// The index of `branch_data` in [`MACHINE_CLASSES`].
+pub const BRANCH_DATA: usize = 11;
+/// The index of `chain_int`, the first of the five chain classes, in [`MACHINE_CLASSES`].
+pub const CHAIN: usize = 12;
 
 /// A counted basic block.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,8 +66,12 @@ pub struct BlockInfo {
     /// Instructions per class ([`MACHINE_CLASSES`] order; `entry` is 1 for the first block of
     /// an entry wrapper: one per call from Rust, whose fixed cost — argument checks, context,
     /// arena — is outside the JIT'd code); `phi`, unconditional branches,
-    /// returns, `alloca` and debug/lifetime intrinsics are not counted.
-    pub classes: [u32; 9],
+    /// returns, `alloca` and debug/lifetime intrinsics are not counted; `alloc` is a call of
+    /// the run-time allocator (local arrays); the loop features follow).
+    pub classes: [u32; 17],
+    /// The index (among all counted blocks) of the header of the innermost loop this block
+    /// is in, if any.
+    pub loop_head: Option<usize>,
 }
 
 const LOAD: usize = 0;
@@ -46,7 +82,8 @@ const VECTOR: usize = 4;
 const MATH: usize = 5;
 const BRANCH: usize = 6;
 const CALL: usize = 7;
-const ENTRY: usize = 8;
+const ALLOC: usize = 8;
+const ENTRY: usize = 9;
 
 /// Intrinsics that generate no code.
 const FREE_CALLS: &[&str] = &[
@@ -121,6 +158,8 @@ fn class(i: &InstructionValue<'_>) -> Option<usize> {
             }
             if is(MATH_CALLS) {
                 MATH
+            } else if name == "tessera_jit_alloc" {
+                ALLOC
             } else if is(FLOAT_CALLS) {
                 FLOAT
             } else if name.starts_with("llvm.") {
@@ -153,8 +192,11 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
     let i64t = cx.i64_type();
     let ptr = cx.ptr_type(AddressSpace::default());
     let e = |e: inkwell::builder::BuilderError| e.to_string();
+    let layout = m.get_data_layout();
+    let td = TargetData::create(layout.as_str().to_str().map_err(|e| e.to_string())?);
     let mut out = Vec::new();
     for f in m.get_functions().filter(counted) {
+        let features = crate::loopfeat::analyse(&f, &td);
         let fname = f.get_name().to_string_lossy().into_owned();
         let ctx = f
             .get_nth_param(0)
@@ -165,7 +207,10 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
         let mut sites = Vec::new();
         let mut rets = Vec::new();
         for (k, bb) in f.get_basic_block_iter().enumerate() {
-            let mut classes = [0u32; 9];
+            let mut classes = [0u32; 17];
+            classes[STRIDED] = features.strided[k];
+            classes[BRANCH_DATA] = features.data_branches[k];
+            classes[CHAIN..CHAIN + 5].copy_from_slice(&features.chain[k]);
             if k == 0 && fname.starts_with("tessera_entry") {
                 classes[ENTRY] = 1;
             }
@@ -185,6 +230,9 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
             }
             if let Some(at) = first_non_phi {
                 sites.push((k, classes, at));
+            }
+            if sites.len() != k + 1 {
+                return Err(format!("{fname}: block {k} has no instruction"));
             }
         }
         if sites.is_empty() {
@@ -228,6 +276,7 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
                 function: fname.clone(),
                 index: k,
                 classes,
+                loop_head: features.inner[k].map(|h| first_slot as usize + h),
             });
         }
         for r in rets {

@@ -56,6 +56,7 @@ pub mod blocks;
 mod codegen;
 mod kernel;
 mod loop_md;
+mod loopfeat;
 mod rt;
 
 pub use kernel::{

@@ -128,3 +128,62 @@ fn vectorised_loops_count_vector_instructions() {
         "a block ran {max_count} times for n = {n}"
     );
 }
+
+/// The loop features of the block a loop's recurrence is attributed to (its header), summed
+/// over the program's blocks: strided accesses and the five chain classes.
+fn features(src: &str) -> ([u32; 5], u32, u32) {
+    use tessera_jit::blocks::{BRANCH_DATA, CHAIN, STRIDED};
+    let counted = Compiled::compile_counting(&prog(src), &Options::default()).unwrap();
+    let blocks = counted.blocks().unwrap();
+    let mut chain = [0u32; 5];
+    let (mut strided, mut data) = (0, 0);
+    for b in blocks {
+        for (a, c) in chain.iter_mut().zip(&b.classes[CHAIN..CHAIN + 5]) {
+            *a += c;
+        }
+        strided += b.classes[STRIDED];
+        data += b.classes[BRANCH_DATA];
+        // Every block in a loop names a header that is itself in the list.
+        if let Some(h) = b.loop_head {
+            assert!(h < blocks.len() && blocks[h].function == b.function);
+        }
+    }
+    (chain, strided, data)
+}
+
+#[test]
+fn loop_features_find_recurrences_and_strides() {
+    // chain_int, chain_float, chain_idiv, chain_fmath, chain_mem.
+    let (c, s, _) = features(
+        "long f(int n) { long x = 7; for (int i = 0; i < n; i++) { x = x * 31 + 5; x = x ^ (x >> 3); } return x; }",
+    );
+    assert!(c[0] >= 3 && c[1] == 0 && c[3] == 0 && s == 0, "{c:?} {s}");
+    let (c, _, _) = features(
+        // (LLVM unrolls this loop: one add and one division per copy of the body.)
+        "double f(int n) { double x = 1.5; for (int i = 0; i < n; i++) x = 1.0 / (x + 1.0); return x; }",
+    );
+    assert!(c[3] >= 1 && c[1] == c[3], "{c:?}");
+    let (c, _, _) = features(
+        "long f(int n) { long a = 1000003, b = 77; for (int i = 0; i < n; i++) { long t = a % b; a = b; b = t + 1; } return a; }",
+    );
+    assert!(c[2] >= 1, "{c:?}");
+    // Pointer chasing: the next index is loaded.
+    let (c, _, _) = features(
+        "int f(int n, int nx[n]) { int j = 0; for (int i = 0; i < n; i++) j = nx[j]; return j; }",
+    );
+    assert!(c[4] >= 1, "{c:?}");
+    // Through memory: each iteration loads what the previous one stored (Gauss-Seidel).
+    // (LLVM forwards the value through a phi in small cases; in the example kernel it does
+    // not.)
+    let (c, _, _) = features(include_str!("../../../examples/kernels/seidel-2d.c"));
+    assert!(c[4] >= 1 && c[3] >= 1, "{c:?}");
+    // A transposing copy walks A by columns; a plain copy does not.
+    let (_, s, _) = features(
+        "void f(int n, double A[n][n], double B[n][n]) { for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) B[i][j] = A[j][i]; }",
+    );
+    assert!(s >= 1, "{s}");
+    let (c, s, _) = features(
+        "void f(int n, double A[n][n], double B[n][n]) { for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) B[i][j] = A[i][j]; }",
+    );
+    assert!(s == 0 && c[1] == 0 && c[3] == 0, "{c:?} {s}");
+}
