@@ -32,7 +32,7 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "F")]
     pub scale: Vec<f64>,
     /// Where to write the machine profile (default: $TESSERA_PROFILE, else
-    /// ~/.cache/tessera/profile-v1.json).
+    /// ~/.cache/tessera/profile-v2.json).
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// Draw predicted-vs-measured plots (SVG) into this directory.

@@ -352,7 +352,7 @@ struct SkelArgs {
     #[arg(long, value_enum)]
     cost: Option<skel::CostArg>,
     /// The machine profile for --cost (default: $TESSERA_PROFILE, else
-    /// ~/.cache/tessera/profile-v1.json).
+    /// ~/.cache/tessera/profile-v2.json).
     #[arg(long, value_name = "FILE")]
     profile: Option<PathBuf>,
     /// Worker threads (default: TESSERA_THREADS or all cores; 1 to 1024, and at most 64 per

@@ -67,8 +67,10 @@ enum CountBuild {
 /// returns its result and its cost Γ (ns when calibrated).
 pub struct Counter {
     build: CountBuild,
-    /// γ per fragment (TIR models), or the machine-level weights (block models).
+    /// γ per fragment (TIR models).
     gammas: Vec<f64>,
+    /// Γ of the block models, per memory level of the call's data.
+    plans: Vec<tessera_cost::jit::GammaPlan>,
     /// ns per unit of Γ when a profile calibrated the model (1 for CMW, CMW-M).
     pub k_ns: Option<f64>,
     /// The model's name as printed.
@@ -125,6 +127,7 @@ impl Counter {
                 Ok(Counter {
                     build: CountBuild::Fragments(b),
                     gammas,
+                    plans: Vec::new(),
                     k_ns: k,
                     name,
                 })
@@ -136,9 +139,11 @@ impl Counter {
                     .as_ref()
                     .and_then(|p| p.block_weights(fam))
                     .ok_or("the profile has no machine-level fit")?;
+                let plans = (0..3).map(|level| b.gamma_plan(&w, level)).collect();
                 Ok(Counter {
                     build: CountBuild::Blocks(b),
-                    gammas: w,
+                    gammas: Vec::new(),
+                    plans,
                     k_ns: Some(1.0),
                     name,
                 })
@@ -176,9 +181,9 @@ impl Counter {
                 r?
             }
             CountBuild::Blocks(b) => {
-                let footprint = tessera_cost::jit::footprint(args);
+                let level = tessera_cost::jit::memory_level(tessera_cost::jit::footprint(args));
                 let r = b.call_counted(fid, args, counts)?;
-                return Ok((r, b.gamma(counts, footprint, &self.gammas)));
+                return Ok((r, self.plans[level].gamma(counts)));
             }
         };
         Ok((r, tessera_cost::jit::gamma_of(counts, &self.gammas)))

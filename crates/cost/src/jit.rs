@@ -356,4 +356,66 @@ impl BlockBuild {
     pub fn gamma(&self, counts: &[i64], footprint: u64, weights: &[f64]) -> f64 {
         self.machine(counts, footprint).gamma(weights)
     }
+
+    /// The same Γ as [`BlockBuild::gamma`] for calls whose data lives at `level` (see
+    /// [`memory_level`]), prepared once for many calls: a γ per block and the loops with a
+    /// recurrence, so that a call costs one pass over the counts and allocates nothing.
+    pub fn gamma_plan(&self, weights: &[f64], level: usize) -> GammaPlan {
+        use tessera_jit::blocks::{BASE_CLASSES, BRANCH_DATA, CHAIN, STRIDED};
+        let blocks = self.blocks();
+        let w = |k: usize| weights.get(k).copied().unwrap_or(0.0);
+        let gammas: Vec<f64> = blocks
+            .iter()
+            .map(|b| {
+                let mut g: f64 = (0..BASE_CLASSES).map(|k| b.classes[k] as f64 * w(k)).sum();
+                g += b.classes[STRIDED] as f64 * w(BASE_CLASSES + level.min(2));
+                if level > 0 {
+                    g += (b.classes[0] + b.classes[1]) as f64 * w(BASE_CLASSES + 2 + level.min(2));
+                }
+                g + b.classes[BRANCH_DATA] as f64 * w(BASE_CLASSES + 5)
+            })
+            .collect();
+        let mut loops: Vec<(usize, f64, Vec<usize>)> = Vec::new();
+        for (i, b) in blocks.iter().enumerate() {
+            let Some(h) = b.loop_head else { continue };
+            let Some(hb) = blocks.get(h) else { continue };
+            let lat: f64 = (0..5)
+                .map(|c| hb.classes[CHAIN + c] as f64 * w(THROUGHPUT + c))
+                .sum();
+            if lat <= 0.0 {
+                continue;
+            }
+            match loops.iter_mut().find(|l| l.0 == h) {
+                Some(l) => l.2.push(i),
+                None => loops.push((h, lat, vec![i])),
+            }
+        }
+        GammaPlan { gammas, loops }
+    }
+}
+
+/// Γ under machine-level weights, prepared by [`BlockBuild::gamma_plan`].
+#[derive(Clone, Debug)]
+pub struct GammaPlan {
+    gammas: Vec<f64>,
+    /// (header, recurrence γ per iteration, blocks of the loop).
+    loops: Vec<(usize, f64, Vec<usize>)>,
+}
+
+impl GammaPlan {
+    /// Γ of a run with these block counts.
+    pub fn gamma(&self, counts: &[i64]) -> f64 {
+        let mut g = gamma_of(counts, &self.gammas);
+        for (h, lat, members) in &self.loops {
+            let n = counts.get(*h).copied().unwrap_or(0) as f64;
+            let t: f64 = members
+                .iter()
+                .map(|&b| counts.get(b).copied().unwrap_or(0) as f64 * self.gammas[b])
+                .sum();
+            if n * lat > t {
+                g += n * lat - t;
+            }
+        }
+        g
+    }
 }

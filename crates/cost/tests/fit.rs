@@ -321,3 +321,42 @@ mod profile {
         );
     }
 }
+
+/// The prepared Γ of the block models (used per task by `skel --cost`) equals the Γ computed
+/// from the run's features, at every memory level, on a program with recurrences.
+#[test]
+fn gamma_plan_equals_the_feature_gamma() {
+    use tessera_cost::jit::{cache_sizes, memory_level, BlockBuild, MACHINE_FEATURES};
+    let src = "double f(int n, double A[n]) { double s = 0.0; long x = 3; for (int i = 0; i < n; i++) { s = s / 1.5 + A[(i * 7) % n]; x = x * 31 + 1; if (A[i] > 0.5) s += 1.0; } return s + x; }";
+    let prog = tessera_sema::compile_source(src, &HashMap::new()).unwrap();
+    let b = BlockBuild::compile(&prog, &tessera_jit::Options::default()).unwrap();
+    let fid = b.compiled().func_id("f").unwrap();
+    let n = 1000usize;
+    let mut a = ArrayData::zeros(ScalarTy::F64, &[n]).unwrap();
+    a.fill_random(3, "A");
+    let mut args = vec![ArgValue::Scalar(Scalar::I32(n as i32)), ArgValue::Array(a)];
+    let mut counts = vec![0i64; b.blocks().len()];
+    b.call_counted(fid, &mut args, &mut counts).unwrap();
+    let (l2, l3) = cache_sizes();
+    let mut st = 5u64;
+    for trial in 0..20 {
+        let w: Vec<f64> = (0..MACHINE_FEATURES.len())
+            .map(|_| {
+                if lcg(&mut st) < 0.3 {
+                    0.0
+                } else {
+                    lcg(&mut st) * 3.0
+                }
+            })
+            .collect();
+        for fp in [0, l2 + 1, l3 + 1] {
+            let level = memory_level(fp);
+            let want = b.gamma(&counts, fp, &w);
+            let got = b.gamma_plan(&w, level).gamma(&counts);
+            assert!(
+                (want - got).abs() <= 1e-9 * want.abs().max(1.0),
+                "trial {trial} level {level}: {want} vs {got}"
+            );
+        }
+    }
+}
