@@ -158,17 +158,21 @@ impl Counter {
         }
     }
 
-    /// Calls `fid` counting into `counts` (zeroed first; `slots()` long) and returns the
-    /// result with the call's Γ.
+    /// Calls `fid`, adding its counts to `counts` (made `slots()` long if it is not).
+    /// Counts accumulate over calls: a task's Γ is taken once, from the sum of its
+    /// elements' counts ([`Counter::take_gamma`]), so that an element costs its counted call
+    /// and nothing more.
     fn call(
         &self,
         fid: FuncId,
         args: &mut Vec<ArgValue>,
         counts: &mut Vec<i64>,
-    ) -> Result<(Option<Scalar>, f64), RuntimeError> {
-        counts.clear();
-        counts.resize(self.slots(), 0);
-        let r = match &self.build {
+    ) -> Result<Option<Scalar>, RuntimeError> {
+        if counts.len() != self.slots() {
+            counts.clear();
+            counts.resize(self.slots(), 0);
+        }
+        match &self.build {
             CountBuild::Fragments(b) => {
                 let mut c = tessera_ir::ArrayData {
                     shape: vec![counts.len()],
@@ -178,15 +182,23 @@ impl Counter {
                 if let tessera_ir::ArrayElems::I64(v) = c.elems {
                     *counts = v;
                 }
-                r?
+                r
             }
-            CountBuild::Blocks(b) => {
-                let level = tessera_cost::jit::memory_level(tessera_cost::jit::footprint(args));
-                let r = b.call_counted(fid, args, counts)?;
-                return Ok((r, self.plans[level].gamma(counts)));
+            CountBuild::Blocks(b) => b.call_counted(fid, args, counts),
+        }
+    }
+
+    /// Γ of the counts accumulated since the last take, for calls whose arrays total
+    /// `footprint` bytes; zeroes the counts.
+    fn take_gamma(&self, counts: &mut [i64], footprint: u64) -> f64 {
+        let g = match &self.build {
+            CountBuild::Fragments(_) => tessera_cost::jit::gamma_of(counts, &self.gammas),
+            CountBuild::Blocks(_) => {
+                self.plans[tessera_cost::jit::memory_level(footprint)].gamma(counts)
             }
         };
-        Ok((r, tessera_cost::jit::gamma_of(counts, &self.gammas)))
+        counts.iter_mut().for_each(|x| *x = 0);
+        g
     }
 }
 
@@ -313,14 +325,15 @@ pub fn run(
     let slots: Vec<std::sync::Mutex<Vec<Vec<ArgValue>>>> = (0..rt.threads().max(1))
         .map(|_| std::sync::Mutex::new(vec![fixed.to_vec()]))
         .collect();
-    // With a cost model, each worker counts its elements into its own buffer and adds
-    // their Γ to its own accumulator; the controller's cost callback, called on the same
-    // worker right after the task, takes the task's total.
+    // With a cost model, each worker counts its elements into its own buffer; the
+    // controller's cost callback, called on the same worker right after the task, takes the
+    // task's Γ from the buffer and zeroes it. The arrays (and so the memory level of the
+    // block models) are the same for every element.
     let nslots = rt.threads().max(1);
     let counts: Vec<std::sync::Mutex<Vec<i64>>> = (0..nslots)
         .map(|_| std::sync::Mutex::new(Vec::new()))
         .collect();
-    let acc: Vec<std::sync::Mutex<f64>> = (0..nslots).map(|_| std::sync::Mutex::new(0.0)).collect();
+    let footprint = tessera_cost::jit::footprint(fixed);
     let me = || rayon::current_thread_index().unwrap_or(0) % nslots;
     let kernel = |vals: &[i64]| -> Result<Scalar, RuntimeError> {
         let w = me();
@@ -335,17 +348,20 @@ pub fn run(
             None => call(fid, &mut args),
             Some(c) => {
                 let mut buf = counts[w].lock().unwrap_or_else(|e| e.into_inner());
-                c.call(fid, &mut args, &mut buf).map(|(r, g)| {
-                    *acc[w].lock().unwrap_or_else(|e| e.into_inner()) += g;
-                    r
-                })
+                c.call(fid, &mut args, &mut buf)
             }
         };
         slot.lock().unwrap_or_else(|e| e.into_inner()).push(args);
         Ok(r?.expect("non-void entry returns a value"))
     };
     let take_cost = |_: &tessera_runtime::TaskShape| -> f64 {
-        std::mem::take(&mut *acc[me()].lock().unwrap_or_else(|e| e.into_inner()))
+        match counter {
+            Some(c) => {
+                let mut buf = counts[me()].lock().unwrap_or_else(|e| e.into_inner());
+                c.take_gamma(&mut buf, footprint)
+            }
+            None => 0.0,
+        }
     };
     let cost: Option<&tessera_runtime::CostFn<'_>> = counter.map(|_| &take_cost as _);
     let mut prelude = String::new();
@@ -373,12 +389,12 @@ pub fn run(
                 let p = index_params[0];
                 let t = f.var(f.params[p]).scalar_ty();
                 let mut buf = Vec::new();
-                let mut g = 0.0;
                 for &x in &picks {
                     let mut args = fixed.to_vec();
                     args[p] = ArgValue::Scalar(Scalar::I64(x).convert(t));
-                    g += cn.call(fid, &mut args, &mut buf).map_err(Ok)?.1;
+                    cn.call(fid, &mut args, &mut buf).map_err(Ok)?;
                 }
+                let g = cn.take_gamma(&mut buf, footprint);
                 let pred_ms = (g / picks.len() as f64 * k / 1e6).max(1e-6);
                 let target = (lo * hi).sqrt();
                 c.tau0 = ((target / pred_ms).round() as usize).clamp(1, n as usize);
