@@ -8,7 +8,7 @@ Needs a machine profile (`tessera calibrate`); `--profile FILE` picks one. Every
 from `tessera skel --mode jit --cost MODEL` (the counting builds run the tasks, so their
 times include the counters: median x1.02 to x1.04 over the calibration suite).
 
-Usage: python3 bench/costmodel.py [--runs 3] [--threads 1] [--profile FILE] [--md docs/costmodel-table.md]
+Usage: python3 bench/costmodel.py [--runs 3] [--threads 1] [--profile FILE] [--md docs/costmodel-table.md] [--svg docs/img/k_vs_tau.svg]
 """
 import argparse, os, platform, statistics, sys
 
@@ -38,6 +38,49 @@ def run_median(args, runs):
     return outs[len(outs) // 2]
 
 
+def write_svg(path, summary):
+    """Small multiples, one per benchmark: k / (its stable k) against the mean task time (log
+    scale), one line per model, with the ±10% band."""
+    import math
+    colors = ["#999999", "#1f77b4", "#ff7f0e", "#d62728"]
+    pw, ph, m = 300, 200, 40
+    cols = 3
+    rows_n = (len(summary) + cols - 1) // cols
+    W, H = cols * (pw + m) + m, rows_n * (ph + m + 20) + m + 20
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">' % (W, H),
+           '<rect width="100%" height="100%" fill="white"/>']
+    for mi, model in enumerate(MODELS):
+        out.append('<text x="%d" y="16" fill="%s">%s</text>' % (m + 90 * mi, colors[mi % 4], model.upper()))
+    for i, (name, rows) in enumerate(summary.items()):
+        x0 = m + (i % cols) * (pw + m)
+        y0 = m + 10 + (i // cols) * (ph + m + 20)
+        ts = [r[1] for r in rows if r[1] > 0]
+        if not ts:
+            continue
+        lo, hi = math.log10(min(ts)), math.log10(max(ts))
+        hi = hi if hi > lo else lo + 1
+        X = lambda t: x0 + (math.log10(t) - lo) / (hi - lo) * pw
+        Y = lambda v: y0 + ph - (min(max(v, 0.0), 2.0) / 2.0) * ph
+        out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333"/>' % (x0, y0, pw, ph))
+        out.append('<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="#2ca02c" fill-opacity="0.12"/>' % (x0, Y(1.1), pw, Y(0.9) - Y(1.1)))
+        out.append('<text x="%d" y="%d">%s</text>' % (x0, y0 - 4, name))
+        for v in (0.5, 1.0, 1.5):
+            out.append('<text x="%d" y="%.1f" text-anchor="end">%.1f</text>' % (x0 - 3, Y(v) + 4, v))
+        out.append('<text x="%d" y="%d">%.3g ms</text>' % (x0, y0 + ph + 14, min(ts)))
+        out.append('<text x="%d" y="%d" text-anchor="end">%.3g ms (task time)</text>' % (x0 + pw, y0 + ph + 14, max(ts)))
+        for mi in range(len(MODELS)):
+            big = [r[2][mi] for r in rows if r[1] >= 0.1 and r[2][mi]]
+            if not big:
+                continue
+            st = statistics.median(big)
+            pts = ["%.1f,%.1f" % (X(r[1]), Y(r[2][mi] / st)) for r in rows if r[1] > 0 and r[2][mi]]
+            out.append('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>' % (colors[mi % 4], " ".join(pts)))
+    out.append('<text x="%d" y="%d">k / stable k (green: ±10%%) against mean task time, log scale</text>' % (m, H - 8))
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
@@ -45,6 +88,7 @@ def main():
     ap.add_argument("--profile", default="")
     ap.add_argument("--only", default="")
     ap.add_argument("--md", default="")
+    ap.add_argument("--svg", default="", help="write k-vs-τ plots (k / stable k against task time) to this SVG file")
     a = ap.parse_args()
     prof = ["--profile", a.profile] if a.profile else []
     lines = []
@@ -101,6 +145,10 @@ def main():
             stable_from = "%.2f" % cand[0] if cand else "never"
         p = PAPER.get(name)
         say("| %s | %s | %s | %s |" % (name, " | ".join(cells), stable_from, "%.3g (%d)" % p if p else "—"))
+    if a.svg:
+        write_svg(a.svg, summary)
+        say()
+        say("k-vs-τ plots: %s" % a.svg)
     say()
     say("### Adaptive controller: τ as the cost proxy vs the CMW-M model (chunk and stride, from τ = 1)")
     say()

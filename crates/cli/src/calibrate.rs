@@ -139,13 +139,22 @@ fn time_calls(
     Ok(ts[ts.len() / 2])
 }
 
+/// What it takes to time a sample's plain build again: its code, entry, inputs and the time
+/// of its first call.
+struct Retime {
+    jit: tessera_jit::Compiled,
+    fid: tessera_ir::FuncId,
+    args: Vec<ArgValue>,
+    first: f64,
+}
+
 /// One sample: compile, count, time (normal and counting builds).
 fn measure(
     job: &Job,
     runs: usize,
     max_ms: f64,
     host: &mut String,
-) -> Result<(Sample, f64, f64), String> {
+) -> Result<(Sample, f64, f64, Retime), String> {
     let text = std::fs::read_to_string(&job.path).map_err(|e| e.to_string())?;
     let mut src = tessera_syntax::SourceFile::new(job.path.display().to_string(), text);
     let overrides: HashMap<String, String> = job.defs.iter().cloned().collect();
@@ -218,6 +227,12 @@ fn measure(
         },
         counted / plain,
         block_counted / plain,
+        Retime {
+            jit,
+            fid,
+            args,
+            first,
+        },
     ))
 }
 
@@ -259,6 +274,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), String> {
     let mut skipped = Vec::new();
     let mut lines = Vec::new();
     let mut host = String::new();
+    let mut retimes = Vec::new();
     for j in &jobs {
         bar.set_message(format!(
             "{} {}",
@@ -266,7 +282,8 @@ pub fn run(a: CalibrateArgs) -> Result<(), String> {
             defs_text(&j.defs)
         ));
         match measure(j, a.runs, a.max_ms, &mut host) {
-            Ok((s, o, bo)) => {
+            Ok((s, o, bo, rt)) => {
+                retimes.push(rt);
                 lines.push(format!(
                     "  {:<28} {:<40} {:>10.3} ms  Γ0 {:.3e}  counted: fragments x{o:.3}, blocks x{bo:.3}",
                     s.name,
@@ -287,6 +304,24 @@ pub fn run(a: CalibrateArgs) -> Result<(), String> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    // The times fitted are medians of rounds that time every sample once in turn, so that a
+    // slow spell of this (shared) machine spreads over all samples instead of falling on the
+    // few measured during it.
+    let mut rounds: Vec<Vec<f64>> = vec![Vec::new(); retimes.len()];
+    for _ in 0..a.runs {
+        for (ts, r) in rounds.iter_mut().zip(&retimes) {
+            let t = time_calls(1, &r.args, r.first, &mut |x| {
+                r.jit.call(r.fid, x).map(|_| ()).map_err(|e| e.to_string())
+            })?;
+            ts.push(t);
+        }
+    }
+    for (s, ts) in samples.iter_mut().zip(&rounds) {
+        if !ts.is_empty() {
+            s.time_ns = tessera_cost::calibrate::quantile(ts, 0.5);
+        }
+    }
+    drop(retimes);
     println!(
         "calibration on {host}: {} samples ({} programs), {} runs each, medians",
         samples.len(),

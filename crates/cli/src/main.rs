@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 mod calibrate;
 mod driver;
+mod predict;
 mod query;
 mod skel;
 
@@ -62,6 +63,12 @@ enum Cmd {
     ///
     /// Example: tessera calibrate --plots target/calibration
     Calibrate(calibrate::CalibrateArgs),
+    /// Predict the time of a call before running it: statement instances counted by isl at
+    /// the given sizes, their cost fitted on counted runs at smaller sizes under the machine
+    /// profile's CMW-M model; --check runs the call and compares.
+    ///
+    /// Example: tessera predict examples/kernels/gemm.c --entry gemm -D ni=1000 -D nj=1100 -D nk=1200 -D alpha=1.5 -D beta=1.2 --check
+    Predict(predict::PredictArgs),
     /// Run a SQL query over CSV, Parquet or .npy files, compiled to one fused JIT pipeline
     /// per query (filters, projections, group-by aggregates, sort, top-k, limit), with user
     /// functions written in the kernel language.
@@ -725,6 +732,19 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             text: format!("error: {e}\n"),
             code: 1,
         }),
+        Cmd::Predict(args) => {
+            let defs = parse_defines(&args.defines)?;
+            match predict::run(args, defs) {
+                Ok(text) => {
+                    print!("{text}");
+                    Ok(())
+                }
+                Err(e) => Err(Failure {
+                    text: format!("error: {e}\n"),
+                    code: 1,
+                }),
+            }
+        }
         Cmd::Explain {
             file,
             entry,

@@ -92,6 +92,45 @@ fn calibrate_then_skel_with_every_model() {
     assert!(line(&out, "CMW-M predicts").contains("first tau"), "{out}");
     assert_eq!(line(&out, "result:"), line(&plain, "result:"));
 
+    // Predicted before running: gemm's statement instances counted by isl at the requested
+    // sizes (C *= beta: ni·nj; the update: ni·nj·nk), the prediction and the check.
+    let gemm = format!("{root}/examples/kernels/gemm.c");
+    let mut a = vec![
+        "predict", &gemm, "--entry", "gemm", "--check", "--runs", "1",
+    ];
+    for d in ["ni=100", "nj=110", "nk=120", "alpha=1.5", "beta=1.2"] {
+        a.extend(["-D", d]);
+    }
+    a.extend(["--profile", prof.to_str().unwrap()]);
+    let (code, out, err) = run(&a);
+    assert_eq!(code, 0, "{out}{err}");
+    let counts: Vec<u64> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("0/S"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(counts.contains(&(100 * 110)), "{out}");
+    assert!(counts.contains(&(100 * 110 * 120)), "{out}");
+    assert!(line(&out, "predicted:").contains(" ms"), "{out}");
+    assert!(
+        line(&out, "measured:").contains("predicted / measured"),
+        "{out}"
+    );
+    // A kernel whose loop is not affine cannot be counted before running.
+    let collatz = format!("{root}/examples/kernels/collatz.c");
+    let (code, _, err) = run(&[
+        "predict",
+        &collatz,
+        "--entry",
+        "collatz",
+        "-D",
+        "n=100",
+        "--profile",
+        prof.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("polyhedral model"), "{err}");
+
     // Errors: a model that needs a profile without one, a bad profile, --cost without jit.
     let missing = dir.join("none.json");
     let mut a = base.to_vec();

@@ -14,10 +14,11 @@
 //!   (integer, floating point, division/square root/library math, memory), once per
 //!   execution of the loop header.
 //!
-//! Loops are found from the block layout: an edge to a block at or before its source is a back
-//! edge, and the loop is the range of blocks from its target (the header) to its last source
-//! (the latch). LLVM lays out loop bodies this way after its loop passes; where it does not,
-//! a feature is lost, never wrong in a way that can fail a run (these are model features only).
+//! Loops are the natural loops of the control-flow graph: a back edge is an edge to a block on
+//! the stack of a depth-first search from the entry (in a reducible graph, to a dominator),
+//! and its loop is the header with every block that reaches the latch without passing through
+//! the header. (These are model features only: a feature missed is a worse estimate, never a
+//! wrong run.)
 //! Addresses are decomposed as base + Σ coefficient·term + constant over induction variables
 //! (header phis stepped by a constant) and values defined outside the loop, treating sign and
 //! zero extension as exact.
@@ -68,17 +69,12 @@ fn id<V: AsValueRef>(v: &V) -> Id {
     v.as_value_ref() as usize
 }
 
-/// A loop: blocks `head..=latch` in layout order.
+/// A natural loop: its header, and its blocks (`Func::members[id]`, `size` of them).
 #[derive(Clone, Copy, Debug)]
 struct Loop {
     head: usize,
-    latch: usize,
-}
-
-impl Loop {
-    fn contains(&self, b: usize) -> bool {
-        self.head <= b && b <= self.latch
-    }
+    id: usize,
+    size: usize,
 }
 
 /// base + Σ coef·term + k, in bytes for pointers; `terms` sorted by id.
@@ -204,6 +200,7 @@ fn latency(i: &InstructionValue<'_>) -> (i64, Option<usize>) {
 struct Func<'a, 'ctx> {
     index: HashMap<BasicBlock<'ctx>, usize>,
     loops: Vec<Loop>,
+    members: Vec<Vec<bool>>,
     td: &'a TargetData,
     visited: usize,
 }
@@ -219,8 +216,11 @@ pub(crate) fn analyse<'ctx>(f: &FunctionValue<'ctx>, td: &TargetData) -> Feature
         data_branches: vec![0; n],
     };
     let index: HashMap<_, _> = blocks.iter().enumerate().map(|(k, b)| (*b, k)).collect();
-    // Back edges: head -> latest latch.
-    let mut heads: HashMap<usize, usize> = HashMap::new();
+    // Back edges: edges to a block on the stack of a depth-first search from the entry;
+    // each gives the natural loop of its header (the header and every block that reaches
+    // the latch without passing through the header), merged per header.
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (k, b) in blocks.iter().enumerate() {
         let Some(t) = b.get_terminator() else {
             continue;
@@ -228,18 +228,64 @@ pub(crate) fn analyse<'ctx>(f: &FunctionValue<'ctx>, td: &TargetData) -> Feature
         for j in 0..t.get_num_operands() {
             if let Some(Operand::Block(s)) = t.get_operand(j) {
                 if let Some(&h) = index.get(&s) {
-                    if h <= k {
-                        let l = heads.entry(h).or_insert(k);
-                        *l = (*l).max(k);
-                    }
+                    succ[k].push(h);
+                    pred[h].push(k);
                 }
             }
         }
     }
-    let mut loops: Vec<Loop> = heads
-        .into_iter()
-        .map(|(head, latch)| Loop { head, latch })
-        .collect();
+    let mut state = vec![0u8; n];
+    let mut back: Vec<(usize, usize)> = Vec::new();
+    if n > 0 {
+        let mut stack = vec![(0usize, 0usize)];
+        state[0] = 1;
+        while let Some(top) = stack.last_mut() {
+            let (v, i) = *top;
+            if i < succ[v].len() {
+                top.1 += 1;
+                let w = succ[v][i];
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => back.push((v, w)),
+                    _ => {}
+                }
+            } else {
+                state[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    let mut members: Vec<Vec<bool>> = Vec::new();
+    let mut loops: Vec<Loop> = Vec::new();
+    for (latch, head) in back {
+        let id = match loops.iter().find(|l| l.head == head) {
+            Some(l) => l.id,
+            None => {
+                members.push(vec![false; n]);
+                loops.push(Loop {
+                    head,
+                    id: members.len() - 1,
+                    size: 0,
+                });
+                members.len() - 1
+            }
+        };
+        let m = &mut members[id];
+        m[head] = true;
+        let mut work = vec![latch];
+        while let Some(x) = work.pop() {
+            if !m[x] {
+                m[x] = true;
+                work.extend(pred[x].iter().copied());
+            }
+        }
+    }
+    for l in &mut loops {
+        l.size = members[l.id].iter().filter(|&&x| x).count();
+    }
     loops.sort_by_key(|l| l.head);
     if loops.is_empty() {
         return out;
@@ -247,6 +293,7 @@ pub(crate) fn analyse<'ctx>(f: &FunctionValue<'ctx>, td: &TargetData) -> Feature
     let mut fx = Func {
         index,
         loops,
+        members,
         td,
         visited: 0,
     };
@@ -321,7 +368,11 @@ pub(crate) fn analyse<'ctx>(f: &FunctionValue<'ctx>, td: &TargetData) -> Feature
         }
     }
     for a in pending {
-        let covered = a.key.map(|key| group[&(a.head, key)]).unwrap_or(0);
+        let covered = a
+            .key
+            .as_ref()
+            .map(|key| group[&(a.head, key.clone())])
+            .unwrap_or(0);
         let strided = match a.delta {
             Some(d) => d.unsigned_abs() > LINE.max(covered),
             None => true,
@@ -358,7 +409,7 @@ pub(crate) fn analyse<'ctx>(f: &FunctionValue<'ctx>, td: &TargetData) -> Feature
                 let Some((v, from)) = p.get_incoming(j) else {
                     continue;
                 };
-                if fx.index.get(&from).is_some_and(|&b| l.contains(b)) {
+                if fx.index.get(&from).is_some_and(|&b| fx.in_loop(l, b)) {
                     if let Some(vi) = v.as_instruction_value() {
                         consider(fx.longest(id(&i), vi, l, [0; 5]));
                     }
@@ -410,11 +461,15 @@ fn delta(a: &Aff, ind: &HashMap<Id, i64>) -> Option<i64> {
 }
 
 impl<'ctx> Func<'_, 'ctx> {
+    fn in_loop(&self, l: Loop, b: usize) -> bool {
+        self.members[l.id][b]
+    }
+
     fn innermost(&self, b: usize) -> Option<Loop> {
         self.loops
             .iter()
-            .filter(|l| l.contains(b))
-            .min_by_key(|l| l.latch - l.head)
+            .filter(|l| self.in_loop(**l, b))
+            .min_by_key(|l| l.size)
             .copied()
     }
 
@@ -446,7 +501,7 @@ impl<'ctx> Func<'_, 'ctx> {
                     ok = false;
                     break;
                 };
-                if !self.index.get(&from).is_some_and(|&b| l.contains(b)) {
+                if !self.index.get(&from).is_some_and(|&b| self.in_loop(l, b)) {
                     continue;
                 }
                 // v must be phi + constant.
@@ -536,7 +591,7 @@ impl<'ctx> Func<'_, 'ctx> {
         let Some(i) = v.as_instruction_value() else {
             return Some(opaque(&v));
         };
-        if !self.block_of(&i).is_some_and(|b| l.contains(b)) {
+        if !self.block_of(&i).is_some_and(|b| self.in_loop(l, b)) {
             return Some(opaque(&v));
         }
         if ind.contains_key(&id(&i)) {
@@ -676,10 +731,12 @@ impl<'ctx> Func<'_, 'ctx> {
     }
 
     /// The instruction operands of `x` that lie in `l`, leaving out the back-edge values of
-    /// phis (those are carried from the previous iteration).
+    /// phis (those are carried from the previous iteration: an edge into a loop header from
+    /// a block of its loop).
     fn operands(&self, x: &InstructionValue<'ctx>, l: Loop) -> Vec<InstructionValue<'ctx>> {
         let mut out = Vec::new();
-        let in_loop = |i: &InstructionValue<'ctx>| self.block_of(i).is_some_and(|b| l.contains(b));
+        let in_loop =
+            |i: &InstructionValue<'ctx>| self.block_of(i).is_some_and(|b| self.in_loop(l, b));
         if x.get_opcode() == Op::Phi {
             let Ok(p) = PhiValue::try_from(*x) else {
                 return out;
@@ -688,7 +745,10 @@ impl<'ctx> Func<'_, 'ctx> {
             for j in 0..p.count_incoming() {
                 if let Some((v, from)) = p.get_incoming(j) {
                     let back = match (self.index.get(&from), me) {
-                        (Some(&f), Some(m)) => f >= m,
+                        (Some(&f), Some(m)) => self
+                            .loops
+                            .iter()
+                            .any(|h| h.head == m && self.in_loop(*h, f)),
                         _ => true,
                     };
                     if back {

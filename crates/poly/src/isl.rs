@@ -391,6 +391,11 @@ extern "C" {
     ) -> *mut isl_val;
     fn isl_constraint_free(c: *mut isl_constraint) -> *mut isl_constraint;
     fn isl_val_cmp_si(v: *mut isl_val, i: c_long) -> c_int;
+    fn isl_set_project_out(s: *mut isl_set, ty: c_int, first: c_uint, n: c_uint) -> *mut isl_set;
+    fn isl_set_make_disjoint(s: *mut isl_set) -> *mut isl_set;
+    fn isl_basic_set_dim(b: *mut isl_basic_set, ty: c_int) -> isl_size;
+    fn isl_set_count_val(s: *mut isl_set) -> *mut isl_val;
+    fn isl_val_is_int(v: *mut isl_val) -> isl_bool;
 }
 
 /// `isl_dim_param`, `isl_dim_in`, `isl_dim_out`.
@@ -400,6 +405,7 @@ const ISL_DIM_OUT: c_int = 3;
 
 /// `isl_dim_set` (= `isl_dim_out`; `isl_dim_cst`, `param`, `in` come first).
 const ISL_DIM_SET: c_int = 3;
+const ISL_DIM_DIV: c_int = 4;
 
 const ISL_ON_ERROR_CONTINUE: c_int = 1;
 const ISL_ERROR_QUOTA: c_int = 6;
@@ -863,6 +869,53 @@ impl<'c> Set<'c> {
         &self,
         limit: i64,
     ) -> IslResult<Option<Vec<Vec<(Vec<(String, i64)>, i64, bool)>>>> {
+        let Some((names, rows)) = self.constraints(ISL_DIM_PARAM, limit)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            rows.into_iter()
+                .map(|conj| {
+                    conj.into_iter()
+                        .map(|(k, c0, eq)| {
+                            let terms = names
+                                .iter()
+                                .zip(k)
+                                .filter(|(_, x)| *x != 0)
+                                .map(|(n, x)| (n.clone(), x))
+                                .collect();
+                            (terms, c0, eq)
+                        })
+                        .collect()
+                })
+                .collect(),
+        ))
+    }
+
+    /// The constraints of a set without parameters, per disjunct, over its set dimensions:
+    /// `(coefficients, constant, equality)` meaning `Σ k·x + c >= 0` (`= 0` for an equality).
+    /// `None` if a disjunct has existentially quantified variables or a value lies beyond
+    /// `±limit`.
+    #[allow(clippy::type_complexity)]
+    pub fn dim_constraints(
+        &self,
+        limit: i64,
+    ) -> IslResult<Option<Vec<Vec<(Vec<i64>, i64, bool)>>>> {
+        // SAFETY: kept.
+        let np = unsafe { isl_set_dim(self.raw, ISL_DIM_PARAM) };
+        if np != 0 {
+            return Err(self.ctx.error("dim_constraints: the set has parameters"));
+        }
+        Ok(self.constraints(ISL_DIM_SET, limit)?.map(|(_, rows)| rows))
+    }
+
+    /// The constraints of every disjunct over the dimensions of type `ty`, with their names
+    /// (empty where unnamed).
+    #[allow(clippy::type_complexity)]
+    fn constraints(
+        &self,
+        ty: c_int,
+        limit: i64,
+    ) -> IslResult<Option<(Vec<String>, Vec<Vec<(Vec<i64>, i64, bool)>>)>> {
         let c = self.ctx;
         // SAFETY: `self` is kept; every list, basic set, constraint and value obtained here
         // is a new reference, freed before returning (on every path, through the guards).
@@ -876,17 +929,18 @@ impl<'c> Set<'c> {
                     }
                 }
             }
-            let np = isl_set_dim(self.raw, ISL_DIM_PARAM);
+            let np = isl_set_dim(self.raw, ty);
             if np < 0 {
                 return Err(c.error("set dim"));
             }
             let mut names = Vec::new();
             for i in 0..np {
-                let p = isl_set_get_dim_name(self.raw, ISL_DIM_PARAM, i as c_uint);
-                if p.is_null() {
-                    return Err(c.error("param name"));
-                }
-                names.push(CStr::from_ptr(p).to_string_lossy().into_owned());
+                let p = isl_set_get_dim_name(self.raw, ty, i as c_uint);
+                names.push(if p.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(p).to_string_lossy().into_owned()
+                });
             }
             let val = |v: *mut isl_val| -> IslResult<Option<i64>> {
                 let v = Free(c.check(v, "constraint value")?, isl_val_free);
@@ -911,6 +965,9 @@ impl<'c> Set<'c> {
                     c.check(isl_basic_set_list_get_at(list.0, b), "basic set")?,
                     isl_basic_set_free,
                 );
+                if isl_basic_set_dim(bs.0, ISL_DIM_DIV) != 0 {
+                    return Ok(None);
+                }
                 let cl = Free(
                     c.check(isl_basic_set_get_constraint_list(bs.0), "constraints")?,
                     isl_constraint_list_free,
@@ -929,27 +986,65 @@ impl<'c> Set<'c> {
                     let Some(k0) = val(isl_constraint_get_constant_val(con.0))? else {
                         return Ok(None);
                     };
-                    let mut terms = Vec::new();
-                    for (i, n) in names.iter().enumerate() {
-                        let Some(x) = val(isl_constraint_get_coefficient_val(
-                            con.0,
-                            ISL_DIM_PARAM,
-                            i as c_int,
-                        ))?
+                    let mut coef = Vec::with_capacity(names.len());
+                    for i in 0..names.len() {
+                        let Some(x) =
+                            val(isl_constraint_get_coefficient_val(con.0, ty, i as c_int))?
                         else {
                             return Ok(None);
                         };
-                        if x != 0 {
-                            terms.push((n.clone(), x));
-                        }
+                        coef.push(x);
                     }
-                    conj.push((terms, k0, eq));
+                    conj.push((coef, k0, eq));
                 }
                 out.push(conj);
             }
-            Ok(Some(out))
+            Ok(Some((names, out)))
         }
     }
+
+    /// Removes every parameter (existentially: the set of points for some parameter value).
+    pub fn project_out_params(self) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: kept for the query, then taken.
+        let np = unsafe { isl_set_dim(self.raw, ISL_DIM_PARAM) };
+        if np < 0 {
+            return Err(c.error("set dim"));
+        }
+        Set::wrap(
+            c,
+            unsafe { isl_set_project_out(self.take(), ISL_DIM_PARAM, 0, np as c_uint) },
+            "project_out",
+        )
+    }
+
+    /// The same set as a union of pairwise disjoint basic sets.
+    pub fn make_disjoint(self) -> IslResult<Set<'c>> {
+        let c = self.ctx;
+        // SAFETY: taken.
+        Set::wrap(
+            c,
+            unsafe { isl_set_make_disjoint(self.take()) },
+            "make_disjoint",
+        )
+    }
+
+    /// isl's own count of the points of a set without parameters (by enumeration: for
+    /// tests and small sets). `None` if it does not fit an `i64`.
+    pub fn count_by_enumeration(&self) -> IslResult<Option<i64>> {
+        let c = self.ctx;
+        // SAFETY: kept; the value is a new reference, freed here.
+        unsafe {
+            let v = c.check(isl_set_count_val(self.raw), "count_val")?;
+            let ok = isl_val_is_int(v) == 1
+                && isl_val_cmp_si(v, c_long::MAX) < 0
+                && isl_val_cmp_si(v, 0) >= 0;
+            let n = isl_val_get_num_si(v);
+            isl_val_free(v);
+            Ok(ok.then_some(n))
+        }
+    }
+
     /// Drops the tuple name.
     pub fn reset_tuple_id(self) -> IslResult<Set<'c>> {
         let c = self.ctx;

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub use tessera_ir::alias;
+pub mod count;
 pub mod gen;
 pub mod isl;
 pub mod model;
