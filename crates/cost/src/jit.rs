@@ -136,7 +136,7 @@ pub fn reset(c: &mut ArrayData) {
 /// (`mem_l3`) or beyond the last-level cache (`mem_mem`), conditional branches on loaded
 /// data (`branch_data`), and the instructions of the critical recurrences of loops per
 /// iteration (`chain_*`).
-pub const MACHINE_FEATURES: [&str; 21] = [
+pub const MACHINE_FEATURES: [&str; 22] = [
     "load",
     "store",
     "int",
@@ -147,6 +147,7 @@ pub const MACHINE_FEATURES: [&str; 21] = [
     "call",
     "alloc",
     "entry",
+    "vmem",
     "strided",
     "strided_l3",
     "strided_mem",
@@ -161,7 +162,7 @@ pub const MACHINE_FEATURES: [&str; 21] = [
 ];
 
 /// How many of [`MACHINE_FEATURES`] measure throughput (the rest are recurrences).
-pub const THROUGHPUT: usize = 16;
+pub const THROUGHPUT: usize = 17;
 
 /// A loop with a loop-carried recurrence: its throughput features (all iterations, all its
 /// blocks) and its recurrence features (all iterations).
@@ -300,7 +301,8 @@ impl BlockBuild {
             }
             into[BASE_CLASSES + level] += n * b.classes[STRIDED] as f64;
             if level > 0 {
-                into[BASE_CLASSES + 2 + level] += n * (b.classes[0] + b.classes[1]) as f64;
+                into[BASE_CLASSES + 2 + level] +=
+                    n * (b.classes[0] + b.classes[1] + b.classes[10]) as f64;
             }
             into[BASE_CLASSES + 5] += n * b.classes[BRANCH_DATA] as f64;
         };
@@ -370,7 +372,8 @@ impl BlockBuild {
                 let mut g: f64 = (0..BASE_CLASSES).map(|k| b.classes[k] as f64 * w(k)).sum();
                 g += b.classes[STRIDED] as f64 * w(BASE_CLASSES + level.min(2));
                 if level > 0 {
-                    g += (b.classes[0] + b.classes[1]) as f64 * w(BASE_CLASSES + 2 + level.min(2));
+                    g += (b.classes[0] + b.classes[1] + b.classes[10]) as f64
+                        * w(BASE_CLASSES + 2 + level.min(2));
                 }
                 g + b.classes[BRANCH_DATA] as f64 * w(BASE_CLASSES + 5)
             })

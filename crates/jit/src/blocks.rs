@@ -27,7 +27,7 @@ use inkwell::AddressSpace;
 /// stores whose address moves by more than their width per iteration or irregularly (also
 /// counted as `load`/`store`), and `chain_*`, the instructions of the critical loop-carried
 /// recurrence of the loop the block heads, per class (also counted in their own class).
-pub const MACHINE_CLASSES: [&str; 17] = [
+pub const MACHINE_CLASSES: [&str; 18] = [
     "load",
     "store",
     "int",
@@ -38,6 +38,7 @@ pub const MACHINE_CLASSES: [&str; 17] = [
     "call",
     "alloc",
     "entry",
+    "vmem",
     "strided",
     "branch_data",
     "chain_int",
@@ -48,13 +49,13 @@ pub const MACHINE_CLASSES: [&str; 17] = [
 ];
 
 /// How many of [`MACHINE_CLASSES`] count instructions (the rest are loop features).
-pub const BASE_CLASSES: usize = 10;
+pub const BASE_CLASSES: usize = 11;
 /// The index of `strided` in [`MACHINE_CLASSES`].
-pub const STRIDED: usize = 10;
+pub const STRIDED: usize = 11;
 /// The index of `branch_data` in [`MACHINE_CLASSES`].
-pub const BRANCH_DATA: usize = 11;
+pub const BRANCH_DATA: usize = 12;
 /// The index of `chain_int`, the first of the five chain classes, in [`MACHINE_CLASSES`].
-pub const CHAIN: usize = 12;
+pub const CHAIN: usize = 13;
 
 /// A counted basic block.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,7 +69,7 @@ pub struct BlockInfo {
     /// arena — is outside the JIT'd code); `phi`, unconditional branches,
     /// returns, `alloca` and debug/lifetime intrinsics are not counted; `alloc` is a call of
     /// the run-time allocator (local arrays); the loop features follow).
-    pub classes: [u32; 17],
+    pub classes: [u32; 18],
     /// The index (among all counted blocks) of the header of the innermost loop this block
     /// is in, if any.
     pub loop_head: Option<usize>,
@@ -84,6 +85,7 @@ const BRANCH: usize = 6;
 const CALL: usize = 7;
 const ALLOC: usize = 8;
 const ENTRY: usize = 9;
+const VMEM: usize = 10;
 
 /// Intrinsics that generate no code.
 const FREE_CALLS: &[&str] = &[
@@ -170,7 +172,11 @@ fn class(i: &InstructionValue<'_>) -> Option<usize> {
         }
         _ => INT,
     };
-    Some(if vector && c != LOAD && c != STORE {
+    // A vector load or store moves a vector's bytes (two passes of a 256-bit pipe for a
+    // 512-bit one on some machines): its own class.
+    Some(if vector && (c == LOAD || c == STORE) {
+        VMEM
+    } else if vector {
         VECTOR
     } else {
         c
@@ -207,7 +213,7 @@ pub(crate) fn instrument(m: &Module<'static>) -> Result<Vec<BlockInfo>, String> 
         let mut sites = Vec::new();
         let mut rets = Vec::new();
         for (k, bb) in f.get_basic_block_iter().enumerate() {
-            let mut classes = [0u32; 17];
+            let mut classes = [0u32; 18];
             classes[STRIDED] = features.strided[k];
             classes[BRANCH_DATA] = features.data_branches[k];
             classes[CHAIN..CHAIN + 5].copy_from_slice(&features.chain[k]);
