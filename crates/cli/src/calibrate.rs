@@ -148,6 +148,33 @@ struct Retime {
     first: f64,
 }
 
+/// The cost of one kernel call from Rust (argument checks, context, arena; ns): a kernel
+/// that does nothing with one array argument, called in a loop (the least of 5 rounds: the
+/// noise of a shared machine only adds).
+fn entry_cost() -> Result<f64, String> {
+    let prog = tessera_sema::compile_source(
+        "double tessera_probe(int n, double A[n]) { return 0.0; }",
+        &HashMap::new(),
+    )
+    .map_err(|d| format!("{} diagnostics in the call probe", d.len()))?;
+    let (fid, _) = prog
+        .function("tessera_probe")
+        .ok_or("the call probe has no function")?;
+    let jit = tessera_jit::Compiled::compile(&prog, &tessera_jit::Options::default())
+        .map_err(|e| e.to_string())?;
+    let args = bind_args(&prog, fid, &[("n".to_string(), "4".to_string())], 1)?;
+    let mut ts = Vec::new();
+    for _ in 0..5 {
+        let mut a = args.clone();
+        let t = Instant::now();
+        for _ in 0..20_000 {
+            jit.call(fid, &mut a).map_err(|e| e.to_string())?;
+        }
+        ts.push(t.elapsed().as_nanos() as f64 / 20_000.0);
+    }
+    Ok(ts.iter().copied().fold(f64::INFINITY, f64::min))
+}
+
 /// One sample: compile, count, time (normal and counting builds).
 fn measure(
     job: &Job,
@@ -322,6 +349,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), String> {
         }
     }
     drop(retimes);
+    let entry_ns = entry_cost()?;
     println!(
         "calibration on {host}: {} samples ({} programs), {} runs each, medians",
         samples.len(),
@@ -363,7 +391,8 @@ pub fn run(a: CalibrateArgs) -> Result<(), String> {
         .map(|s| s.to_string())
         .collect();
     let prof =
-        MachineProfile::from_samples(samples, host, machine_classes).map_err(|e| e.to_string())?;
+        MachineProfile::from_samples_with_entry(samples, host, machine_classes, Some(entry_ns))
+            .map_err(|e| e.to_string())?;
     println!("model  R²      LOO median err  LOO p90 err  coefficients (ns)");
     for f in &prof.fits {
         let coef = match f.family {
@@ -395,6 +424,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), String> {
         None => return Err("no place for the profile: set HOME or give --profile FILE".into()),
     };
     prof.save(&path).map_err(|e| e.to_string())?;
+    println!("one kernel call from Rust (CMW-M's fixed entry weight): {entry_ns:.1} ns");
     println!("profile: {}", path.display());
     if let Some(dir) = &a.plots {
         let p = plot_predictions(&prof, dir)?;

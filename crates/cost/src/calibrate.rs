@@ -126,6 +126,11 @@ fn weight(t: f64) -> f64 {
 
 /// Weighted NNLS: minimises Σ ((row·w − t) · weight(t))² over w ≥ 0.
 fn fit_relative(rows: &[Vec<f64>], times: &[f64]) -> Result<Vec<f64>, CostError> {
+    fit_weighted(rows, times, times)
+}
+
+/// Weighted NNLS of `targets`, each residual weighed by `weight` of its sample's time.
+fn fit_weighted(rows: &[Vec<f64>], targets: &[f64], times: &[f64]) -> Result<Vec<f64>, CostError> {
     if rows.len() != times.len() {
         return Err(CostError::Mismatch {
             rows: rows.len(),
@@ -140,7 +145,11 @@ fn fit_relative(rows: &[Vec<f64>], times: &[f64]) -> Result<Vec<f64>, CostError>
         .zip(times)
         .map(|(r, t)| r.iter().map(|x| x * weight(*t)).collect())
         .collect();
-    let target: Vec<f64> = times.iter().map(|t| t * weight(*t)).collect();
+    let target: Vec<f64> = targets
+        .iter()
+        .zip(times)
+        .map(|(x, t)| x * weight(*t))
+        .collect();
     Ok(nnls(&scaled, &target)?.x)
 }
 
@@ -154,12 +163,23 @@ pub fn quantile(xs: &[f64], q: f64) -> f64 {
 
 /// Fits `family` to `samples` and measures it (R², leave-one-out relative errors).
 pub fn fit(samples: &[Sample], family: Family) -> Result<Fit, CostError> {
+    fit_with_entry(samples, family, None)
+}
+
+/// [`fit`], with CMW-M's weight of a call from Rust (`entry`, ns) fixed to a value measured
+/// apart, if given, instead of fitted: the samples of microseconds that alone determine it
+/// weigh little in the fit, and the skeletons, which call a kernel per element, need it.
+pub fn fit_with_entry(
+    samples: &[Sample],
+    family: Family,
+    entry_ns: Option<f64>,
+) -> Result<Fit, CostError> {
     if samples.len() < 2 {
         return Err(CostError::TooFewSamples(samples.len()));
     }
     let all: Vec<&Sample> = samples.iter().collect();
     let times: Vec<f64> = samples.iter().map(|s| s.time_ns).collect();
-    let coef = fit_family(&all, family)?;
+    let coef = fit_family(&all, family, entry_ns)?;
     let predicted: Vec<f64> = samples
         .iter()
         .map(|s| predict_sample(s, family, &coef))
@@ -171,7 +191,7 @@ pub fn fit(samples: &[Sample], family: Family) -> Result<Fit, CostError> {
             .filter(|&j| j != i)
             .map(|j| &samples[j])
             .collect();
-        let w = fit_family(&rest, family)?;
+        let w = fit_family(&rest, family, entry_ns)?;
         loo.push((predict_sample(&samples[i], family, &w) - times[i]).abs() / times[i]);
     }
     Ok(Fit {
@@ -219,13 +239,36 @@ pub fn predict_sample(s: &Sample, family: Family, coef: &[f64]) -> f64 {
 /// Rounds of the alternating fit of CMW-M.
 const MAX_ROUNDS: usize = 30;
 
-fn fit_family(samples: &[&Sample], family: Family) -> Result<Vec<f64>, CostError> {
+fn fit_family(
+    samples: &[&Sample],
+    family: Family,
+    entry_ns: Option<f64>,
+) -> Result<Vec<f64>, CostError> {
     let times: Vec<f64> = samples.iter().map(|s| s.time_ns).collect();
     let rows: Vec<Vec<f64>> = samples.iter().map(|s| s.row(family)).collect();
-    let w = fit_relative(&rows, &times)?;
     if family != Family::Mcw {
-        return Ok(w);
+        return fit_relative(&rows, &times);
     }
+    // A fixed entry weight: its share of each time is taken out, its column dropped.
+    let e = crate::jit::ENTRY_FEATURE;
+    let fixed = entry_ns.filter(|_| rows.iter().all(|r| r.len() > e));
+    let solve = |mut rows: Vec<Vec<f64>>| -> Result<Vec<f64>, CostError> {
+        let Some(x) = fixed else {
+            return fit_relative(&rows, &times);
+        };
+        let rest: Vec<f64> = rows
+            .iter()
+            .zip(&times)
+            .map(|(r, t)| (t - x * r[e]).max(0.05 * t))
+            .collect();
+        for r in &mut rows {
+            r[e] = 0.0;
+        }
+        let mut w = fit_weighted(&rows, &rest, &times)?;
+        w[e] = x;
+        Ok(w)
+    };
+    let w = solve(rows)?;
     // CMW-M costs each loop with a recurrence max(throughput, recurrence): a max-affine
     // model, fitted by alternation from the sum model's weights. Each round decides which
     // loops are bound by their recurrence under the current weights, and refits the linear
@@ -254,7 +297,7 @@ fn fit_family(samples: &[&Sample], family: Family) -> Result<Vec<f64>, CostError
             .zip(&bound)
             .map(|(s, b)| machine_row(s, b))
             .collect();
-        w = fit_relative(&rows, &times)?;
+        w = solve(rows)?;
         let e = error(&w);
         if e < best.0 {
             best = (e, w.clone());
@@ -304,18 +347,33 @@ pub struct MachineProfile {
     pub fits: Vec<Fit>,
     /// The samples they were fitted on.
     pub samples: Vec<Sample>,
+    /// The measured cost of one kernel call from Rust (ns), CMW-M's fixed `entry` weight
+    /// (0: fitted with the others).
+    #[serde(default)]
+    pub entry_ns: f64,
 }
 
 impl MachineProfile {
-    /// Fits the three models to `samples`.
+    /// Fits the models to `samples`.
     pub fn from_samples(
         samples: Vec<Sample>,
         host: String,
         machine_classes: Vec<String>,
     ) -> Result<MachineProfile, CostError> {
+        MachineProfile::from_samples_with_entry(samples, host, machine_classes, None)
+    }
+
+    /// Fits the models to `samples`, CMW-M with the measured cost of a call (ns) as its fixed
+    /// `entry` weight if given.
+    pub fn from_samples_with_entry(
+        samples: Vec<Sample>,
+        host: String,
+        machine_classes: Vec<String>,
+        entry_ns: Option<f64>,
+    ) -> Result<MachineProfile, CostError> {
         let fits = Family::ALL
             .iter()
-            .map(|&f| fit(&samples, f))
+            .map(|&f| fit_with_entry(&samples, f, entry_ns))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(MachineProfile {
             version: PROFILE_VERSION,
@@ -327,6 +385,7 @@ impl MachineProfile {
             machine_classes,
             fits,
             samples,
+            entry_ns: entry_ns.unwrap_or(0.0),
         })
     }
 

@@ -161,6 +161,9 @@ pub const MACHINE_FEATURES: [&str; 22] = [
     "chain_mem",
 ];
 
+/// The index of `entry` (one per call from Rust) in [`MACHINE_FEATURES`].
+pub const ENTRY_FEATURE: usize = 9;
+
 /// How many of [`MACHINE_FEATURES`] measure throughput (the rest are recurrences).
 pub const THROUGHPUT: usize = 17;
 
