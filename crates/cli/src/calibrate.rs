@@ -58,16 +58,9 @@ fn header(text: &str, key: &str) -> Option<String> {
         .find_map(|l| l.strip_prefix(&p).map(|s| s.trim().to_string()))
 }
 
+/// Integer sizes of at least 16 scaled by `f` (at least 1 after scaling).
 fn scaled(defs: &[(String, String)], f: f64) -> Vec<(String, String)> {
-    defs.iter()
-        .map(|(n, v)| match v.parse::<i64>() {
-            Ok(x) if x >= 16 => (
-                n.clone(),
-                ((x as f64 * f).round() as i64).max(1).to_string(),
-            ),
-            _ => (n.clone(), v.clone()),
-        })
-        .collect()
+    tessera_cost::calibrate::scale_defines(defs, f, 16, 1)
 }
 
 fn jobs(dirs: &[PathBuf], scales: &[f64]) -> Result<Vec<Job>, String> {
@@ -110,7 +103,8 @@ fn jobs(dirs: &[PathBuf], scales: &[f64]) -> Result<Vec<Job>, String> {
     Ok(out)
 }
 
-fn defs_text(defs: &[(String, String)]) -> String {
+/// `-D` bindings as `name=value` words.
+pub(crate) fn defs_text(defs: &[(String, String)]) -> String {
     defs.iter()
         .map(|(n, v)| format!("{n}={v}"))
         .collect::<Vec<_>>()

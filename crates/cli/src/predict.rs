@@ -62,17 +62,9 @@ fn compile(file: &Path, defs: &[(String, String)]) -> Result<Program, String> {
     })
 }
 
-/// Integer sizes scaled by `f` (values of at least 8; at least 2 after scaling).
+/// Integer sizes of at least 8 scaled by `f` (at least 2 after scaling).
 fn scaled(defs: &[(String, String)], f: f64) -> Vec<(String, String)> {
-    defs.iter()
-        .map(|(n, v)| match v.parse::<i64>() {
-            Ok(x) if x >= 8 => (
-                n.clone(),
-                ((x as f64 * f).round() as i64).max(2).to_string(),
-            ),
-            _ => (n.clone(), v.clone()),
-        })
-        .collect()
+    tessera_cost::calibrate::scale_defines(defs, f, 8, 2)
 }
 
 /// Instance counts per statement (keyed `scop/S<k>`) of `entry` at these sizes.
@@ -159,7 +151,7 @@ pub fn run(a: PredictArgs, defs: Vec<(String, String)>) -> Result<String, String
         let t = Instant::now();
         let fresh = args.clone();
         b.call_counted(fid, &mut args, &mut bc)
-            .map_err(|e| format!("counted run at {}: {e}", show(&d)))?;
+            .map_err(|e| format!("counted run at {}: {e}", crate::calibrate::defs_text(&d)))?;
         let first = t.elapsed().as_nanos() as f64;
         small_ns += first;
         let g = b.gamma(&bc, fp, &w);
@@ -173,7 +165,7 @@ pub fn run(a: PredictArgs, defs: Vec<(String, String)>) -> Result<String, String
                 .collect();
             verbose.push_str(&format!(
                 "  run at {}: Γ {g:.4e}; {}\n",
-                show(&d),
+                crate::calibrate::defs_text(&d),
                 feats.join(", ")
             ));
         }
@@ -225,7 +217,7 @@ pub fn run(a: PredictArgs, defs: Vec<(String, String)>) -> Result<String, String
     out.push_str(&format!(
         "{}: statements of the top-level SCoPs, instances at {} (isl), ns per instance (fitted on {} counted runs at smaller sizes, CMW-M of {})\n",
         a.entry,
-        show(&defs),
+        crate::calibrate::defs_text(&defs),
         rows.len(),
         path.display()
     ));
@@ -277,11 +269,4 @@ pub fn run(a: PredictArgs, defs: Vec<(String, String)>) -> Result<String, String
         ));
     }
     Ok(out)
-}
-
-fn show(defs: &[(String, String)]) -> String {
-    defs.iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
 }

@@ -125,7 +125,7 @@ fn weight(t: f64) -> f64 {
 }
 
 /// Weighted NNLS: minimises Σ ((row·w − t) · weight(t))² over w ≥ 0.
-fn fit_relative(rows: &[Vec<f64>], times: &[f64]) -> Result<Vec<f64>, CostError> {
+fn fit_times(rows: &[Vec<f64>], times: &[f64]) -> Result<Vec<f64>, CostError> {
     fit_weighted(rows, times, times)
 }
 
@@ -184,7 +184,7 @@ pub fn fit_with_entry(
         .iter()
         .map(|s| predict_sample(s, family, &coef))
         .collect();
-    let r2 = r_squared_of(&predicted, &times);
+    let r2 = crate::model::r_squared_of(&predicted, &times);
     let mut loo = Vec::with_capacity(samples.len());
     for i in 0..samples.len() {
         let rest: Vec<&Sample> = (0..samples.len())
@@ -202,26 +202,6 @@ pub fn fit_with_entry(
         loo_p90: quantile(&loo, 0.9),
         predicted,
     })
-}
-
-/// R² of predictions against times.
-fn r_squared_of(predicted: &[f64], times: &[f64]) -> f64 {
-    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
-    let ss_tot: f64 = times.iter().map(|t| (t - mean).powi(2)).sum();
-    let ss_res: f64 = predicted
-        .iter()
-        .zip(times)
-        .map(|(p, t)| (t - p).powi(2))
-        .sum();
-    if ss_tot == 0.0 {
-        if ss_res == 0.0 {
-            1.0
-        } else {
-            f64::NEG_INFINITY
-        }
-    } else {
-        1.0 - ss_res / ss_tot
-    }
 }
 
 /// The predicted time (ns) of a sample under fitted coefficients.
@@ -247,14 +227,14 @@ fn fit_family(
     let times: Vec<f64> = samples.iter().map(|s| s.time_ns).collect();
     let rows: Vec<Vec<f64>> = samples.iter().map(|s| s.row(family)).collect();
     if family != Family::Mcw {
-        return fit_relative(&rows, &times);
+        return fit_times(&rows, &times);
     }
     // A fixed entry weight: its share of each time is taken out, its column dropped.
     let e = crate::jit::ENTRY_FEATURE;
     let fixed = entry_ns.filter(|_| rows.iter().all(|r| r.len() > e));
     let solve = |mut rows: Vec<Vec<f64>>| -> Result<Vec<f64>, CostError> {
         let Some(x) = fixed else {
-            return fit_relative(&rows, &times);
+            return fit_times(&rows, &times);
         };
         let rest: Vec<f64> = rows
             .iter()
@@ -487,6 +467,25 @@ pub fn default_profile_path() -> Option<PathBuf> {
         base.join("tessera")
             .join(format!("profile-v{PROFILE_VERSION}.json")),
     )
+}
+
+/// `-D` bindings with their integer values of at least `from` scaled by `f` (rounded, at least
+/// `floor`): the same kernel at another size. Other values are kept.
+pub fn scale_defines(
+    defs: &[(String, String)],
+    f: f64,
+    from: i64,
+    floor: i64,
+) -> Vec<(String, String)> {
+    defs.iter()
+        .map(|(n, v)| match v.parse::<i64>() {
+            Ok(x) if x >= from => (
+                n.clone(),
+                ((x as f64 * f).round() as i64).max(floor).to_string(),
+            ),
+            _ => (n.clone(), v.clone()),
+        })
+        .collect()
 }
 
 /// The arguments of a call of `func` as `tessera run` builds them: scalar parameters from

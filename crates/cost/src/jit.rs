@@ -136,30 +136,36 @@ pub fn reset(c: &mut ArrayData) {
 /// (`mem_l3`) or beyond the last-level cache (`mem_mem`), conditional branches on loaded
 /// data (`branch_data`), and the instructions of the critical recurrences of loops per
 /// iteration (`chain_*`).
-pub const MACHINE_FEATURES: [&str; 22] = [
-    "load",
-    "store",
-    "int",
-    "float",
-    "vector",
-    "math",
-    "branch",
-    "call",
-    "alloc",
-    "entry",
-    "vmem",
-    "strided",
-    "strided_l3",
-    "strided_mem",
-    "mem_l3",
-    "mem_mem",
-    "branch_data",
-    "chain_int",
-    "chain_float",
-    "chain_idiv",
-    "chain_fmath",
-    "chain_mem",
-];
+pub const MACHINE_FEATURES: [&str; 22] = {
+    use tessera_jit::blocks::{BASE_CLASSES, CHAIN, MACHINE_CLASSES};
+    // The instruction classes and the five chain classes are the blocks' own; the memory
+    // and branch features are derived here.
+    let derived = [
+        "strided",
+        "strided_l3",
+        "strided_mem",
+        "mem_l3",
+        "mem_mem",
+        "branch_data",
+    ];
+    let mut out = [""; 22];
+    let mut i = 0;
+    while i < BASE_CLASSES {
+        out[i] = MACHINE_CLASSES[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < derived.len() {
+        out[BASE_CLASSES + j] = derived[j];
+        j += 1;
+    }
+    let mut k = 0;
+    while k < 5 {
+        out[BASE_CLASSES + 6 + k] = MACHINE_CLASSES[CHAIN + k];
+        k += 1;
+    }
+    out
+};
 
 /// The index of `entry` (one per call from Rust) in [`MACHINE_FEATURES`].
 pub const ENTRY_FEATURE: usize = 9;

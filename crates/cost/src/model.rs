@@ -173,14 +173,21 @@ pub fn r_squared(rows: &[Vec<f64>], times: &[f64], weights: &[f64]) -> Result<f6
     if times.is_empty() {
         return Err(CostError::Mismatch { rows: 0, times: 0 });
     }
-    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    let predicted: Vec<f64> = rows.iter().map(|r| predict(r, weights)).collect();
+    Ok(r_squared_of(&predicted, times))
+}
+
+/// R² of predictions against times (1 − residual / total sum of squares; −∞ if the times are
+/// all equal and some prediction is not).
+pub fn r_squared_of(predicted: &[f64], times: &[f64]) -> f64 {
+    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
     let ss_tot: f64 = times.iter().map(|t| (t - mean).powi(2)).sum();
-    let ss_res: f64 = rows
+    let ss_res: f64 = predicted
         .iter()
         .zip(times)
-        .map(|(r, t)| (t - predict(r, weights)).powi(2))
+        .map(|(p, t)| (t - p).powi(2))
         .sum();
-    Ok(if ss_tot == 0.0 {
+    if ss_tot == 0.0 {
         if ss_res == 0.0 {
             1.0
         } else {
@@ -188,7 +195,7 @@ pub fn r_squared(rows: &[Vec<f64>], times: &[f64], weights: &[f64]) -> Result<f6
         }
     } else {
         1.0 - ss_res / ss_tot
-    })
+    }
 }
 
 /// Leave-one-out prediction errors: for each sample i, fit on the others and return

@@ -396,15 +396,7 @@ pub(crate) fn analyse<'ctx>(f: &FunctionValue<'ctx>, td: &TargetData) -> Feature
             }
         };
         // Through a phi of the header.
-        let mut it = blocks[l.head].get_first_instruction();
-        while let Some(i) = it {
-            it = i.get_next_instruction();
-            if i.get_opcode() != Op::Phi {
-                break;
-            }
-            let Ok(p) = PhiValue::try_from(i) else {
-                continue;
-            };
+        for (i, p) in header_phis(&blocks[l.head]) {
             for j in 0..p.count_incoming() {
                 let Some((v, from)) = p.get_incoming(j) else {
                     continue;
@@ -448,6 +440,22 @@ pub(crate) fn analyse<'ctx>(f: &FunctionValue<'ctx>, td: &TargetData) -> Feature
     out
 }
 
+/// The phis at the top of a block.
+fn header_phis<'ctx>(b: &BasicBlock<'ctx>) -> Vec<(InstructionValue<'ctx>, PhiValue<'ctx>)> {
+    let mut out = Vec::new();
+    let mut it = b.get_first_instruction();
+    while let Some(i) = it {
+        if i.get_opcode() != Op::Phi {
+            break;
+        }
+        if let Ok(p) = PhiValue::try_from(i) {
+            out.push((i, p));
+        }
+        it = i.get_next_instruction();
+    }
+    out
+}
+
 /// The per-iteration change of an address, in bytes, if every term is an induction variable
 /// or invariant.
 fn delta(a: &Aff, ind: &HashMap<Id, i64>) -> Option<i64> {
@@ -485,15 +493,7 @@ impl<'ctx> Func<'_, 'ctx> {
     /// Header phis stepped by a constant on every back edge: id -> step (bytes for pointers).
     fn inductions(&mut self, head: &BasicBlock<'_>, l: Loop) -> HashMap<Id, i64> {
         let mut out = HashMap::new();
-        let mut it = head.get_first_instruction();
-        while let Some(i) = it {
-            it = i.get_next_instruction();
-            if i.get_opcode() != Op::Phi {
-                break;
-            }
-            let Ok(p) = PhiValue::try_from(i) else {
-                continue;
-            };
+        for (i, p) in header_phis(head) {
             let mut step: Option<i64> = None;
             let mut ok = true;
             for j in 0..p.count_incoming() {
