@@ -10,6 +10,7 @@ mod driver;
 mod predict;
 mod query;
 mod skel;
+mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::collections::HashMap;
@@ -308,6 +309,14 @@ struct RunArgs {
     /// workers: --repeat 5.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
     repeat: u32,
+    /// With --mode opt: time candidate optimisations (the code as written, the optimiser's
+    /// default, a wider micro-kernel, maximal fusion, no fusion, no tiling, no register tiles,
+    /// no loop reordering) on these inputs,
+    /// check their outputs against the code as written, and run the fastest; the choice is
+    /// kept per kernel, sizes, threads and machine in $TESSERA_WISDOM or
+    /// ~/.cache/tessera/wisdom-v1.json and reused.
+    #[arg(long)]
+    tune: bool,
     #[command(flatten)]
     poly: PolyArgs,
 }
@@ -682,6 +691,9 @@ fn main() -> ExitCode {
         .spawn(move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli))));
     let result = match worker.map(|h| h.join()) {
         Ok(Ok(Ok(r))) => r,
+        // A reader that closed our stdout (`tessera ... | head`) ends the run quietly, with
+        // the status of a process killed by SIGPIPE, as C tools do.
+        Ok(Err(p)) | Ok(Ok(Err(p))) if is_closed_stdout(&*p) => return ExitCode::from(141),
         Ok(Ok(Err(_))) | Ok(Err(_)) => Err(Failure {
             text: "error: internal compiler error (a bug in Tessera); please report it with the input\n".into(),
             code: 3,
@@ -695,6 +707,16 @@ fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// Whether a panic is `print!`'s on a closed pipe.
+fn is_closed_stdout(p: &(dyn std::any::Any + Send)) -> bool {
+    let msg = p
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| p.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    msg.contains("failed printing to stdout") && msg.contains("Broken pipe")
 }
 
 fn dispatch(cli: Cli) -> Result<(), Failure> {
@@ -955,6 +977,11 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             "--fast-math and --no-guards apply to --mode jit/opt only",
         ));
     }
+    if a.tune && a.mode != Mode::Opt {
+        return Err(usage(
+            "--tune chooses among optimisations: use it with --mode opt",
+        ));
+    }
     if a.mode == Mode::Opt {
         // Parallel loops of the optimised code run on the global pool.
         tessera_runtime::Runtime::init_global(a.threads).map_err(|e| usage(e.to_string()))?;
@@ -1154,7 +1181,26 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 opt_level: 3,
             };
             let optimised;
-            let code = if a.mode == Mode::Opt {
+            let code = if a.mode == Mode::Opt && a.tune {
+                let (popts, gopts) = a.poly.options()?;
+                let (cpu, features) = tessera_jit::host_cpu();
+                let key = tune::key(
+                    &src.text,
+                    &a.entry,
+                    &defs,
+                    a.threads.unwrap_or(0),
+                    &format!("{cpu} {features}"),
+                );
+                let c = tune::tune(&prog, fid, &args, &opts, &popts, gopts, &key).map_err(|e| {
+                    Failure {
+                        text: format!("error: {e}\n"),
+                        code: 1,
+                    }
+                })?;
+                print!("{}", c.log);
+                optimised = c.program;
+                &optimised
+            } else if a.mode == Mode::Opt {
                 let (popts, gopts) = a.poly.options()?;
                 let opt = tessera::optimize(&prog, &popts, gopts);
                 // isl's phases summed over the SCoPs (the rest: detection, code generation).

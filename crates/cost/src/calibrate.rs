@@ -453,20 +453,23 @@ impl MachineProfile {
     }
 }
 
-/// Where the machine profile lives by default: `$TESSERA_PROFILE`, else
-/// `$XDG_CACHE_HOME/tessera/profile-v1.json`, else `$HOME/.cache/tessera/profile-v1.json`.
-pub fn default_profile_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TESSERA_PROFILE") {
-        return Some(PathBuf::from(p));
-    }
+/// Tessera's cache directory: `$XDG_CACHE_HOME/tessera`, else `$HOME/.cache/tessera`
+/// (the machine profile, `tessera run --tune`'s wisdom).
+pub fn cache_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(
-        base.join("tessera")
-            .join(format!("profile-v{PROFILE_VERSION}.json")),
-    )
+    Some(base.join("tessera"))
+}
+
+/// Where the machine profile lives by default: `$TESSERA_PROFILE`, else
+/// `profile-v2.json` (the current [`PROFILE_VERSION`]) in [`cache_dir`].
+pub fn default_profile_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TESSERA_PROFILE") {
+        return Some(PathBuf::from(p));
+    }
+    Some(cache_dir()?.join(format!("profile-v{PROFILE_VERSION}.json")))
 }
 
 /// `-D` bindings with their integer values of at least `from` scaled by `f` (rounded, at least

@@ -228,6 +228,14 @@ fn llvm_options() {
     });
 }
 
+/// The host CPU's name and feature string, as the JIT compiles for them.
+pub fn host_cpu() -> (String, String) {
+    (
+        TargetMachine::get_host_cpu_name().to_string(),
+        TargetMachine::get_host_cpu_features().to_string(),
+    )
+}
+
 fn host_machine(level: OptimizationLevel) -> Result<(TargetMachine, String, String), JitError> {
     llvm_options();
     Target::initialize_native(&InitializationConfig::default()).map_err(JitError::Llvm)?;
