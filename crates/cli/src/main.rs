@@ -151,6 +151,11 @@ struct PolyArgs {
     /// nest is generated without them (compile time grows with the code).
     #[arg(long, value_name = "N", default_value_t = 256)]
     register_tile_budget: usize,
+    /// The most elementary isl operations that generating a loop nest with register tiles
+    /// may take; beyond it the nest is generated without them (their AST can cost isl
+    /// seconds before its size is known).
+    #[arg(long, value_name = "N", default_value_t = tessera_poly::PolyOptions::default().register_tile_ast_ops)]
+    register_tile_ast_ops: u64,
     /// Never materialise a scalar of the source as a scratch array (one element per loop
     /// iteration); schedules that would need one are given up as before.
     #[arg(long)]
@@ -210,6 +215,7 @@ impl PolyArgs {
                 tile: !self.no_tile,
                 register_tile: self.register_tile,
                 register_tile_budget: self.register_tile_budget,
+                register_tile_ast_ops: self.register_tile_ast_ops,
                 micro_kernel_cols: self
                     .micro_kernel_cols
                     .unwrap_or(tessera_poly::PolyOptions::default().micro_kernel_cols),

@@ -440,6 +440,30 @@ impl Ctx {
         Ok(Ctx { raw })
     }
 
+    /// Runs `f` under its own bound of `ops` elementary operations (counted from zero), then
+    /// restores the bound `restore` with a fresh count. `f`'s overrun is an [`IslError`]
+    /// with `quota` set, and the context stays usable.
+    pub fn bounded<R>(
+        &self,
+        ops: u64,
+        restore: u64,
+        f: impl FnOnce() -> IslResult<R>,
+    ) -> IslResult<R> {
+        // SAFETY: valid context.
+        unsafe {
+            isl_ctx_reset_operations(self.raw);
+            isl_ctx_set_max_operations(self.raw, ops as c_ulong);
+        }
+        let r = f();
+        // SAFETY: valid context.
+        unsafe {
+            isl_ctx_reset_error(self.raw);
+            isl_ctx_set_max_operations(self.raw, restore as c_ulong);
+            isl_ctx_reset_operations(self.raw);
+        }
+        r
+    }
+
     /// Restarts the operation count.
     pub fn reset_operations(&self) {
         // SAFETY: valid context.

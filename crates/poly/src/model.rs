@@ -56,6 +56,14 @@ pub struct PolyOptions {
     /// The most nodes the AST of one SCoP may have (see `analyse_once`: register tiles,
     /// separation and tiling are given up in turn, then the SCoP keeps its code).
     pub max_ast_nodes: usize,
+    /// The most elementary isl operations that generating the AST of a nest *with*
+    /// register tiles may take; past it the nest is built without them, as when the
+    /// statement-instance budget is exceeded (their AST, with full and partial strips
+    /// separated, can cost isl seconds, and its size is only known once built). The example
+    /// kernels whose register tiles are kept need at most 0.8M (2mm, syr2k, gemver); those
+    /// whose nests then exceed `register_tile_budget` take more than 4M (covariance,
+    /// correlation: 2-3 s of isl).
+    pub register_tile_ast_ops: u64,
 }
 
 impl Default for PolyOptions {
@@ -73,6 +81,7 @@ impl Default for PolyOptions {
             scratch_limit: 256 << 20,
             max_total_ms: 10_000,
             max_ast_nodes: 3_000,
+            register_tile_ast_ops: 1_500_000,
         }
     }
 }
@@ -712,7 +721,30 @@ fn analyse_once(
         };
         lap("tiling, wavefront, parallel marks");
 
-        let (ast, c_code) = isl::ast_from_schedule(context.clone(), schedule, &deps)?;
+        let rt_on = rt > 1;
+        let generated = if rt_on {
+            ctx.bounded(opts.register_tile_ast_ops, opts.max_operations, || {
+                isl::ast_from_schedule(context.clone(), schedule, &deps)
+            })
+        } else {
+            isl::ast_from_schedule(context.clone(), schedule, &deps)
+        };
+        let (ast, c_code) = match generated {
+            Err(e) if e.quota && rt_on => {
+                give_up_register_tiles(
+                    bands.iter().any(|b| !b.micro_kernel.is_empty()),
+                    (&mut rt, &mut mk_cols),
+                    &mut register_tile_note,
+                    &format!(
+                        "generating the loop nest with them took more than {} isl operations",
+                        opts.register_tile_ast_ops
+                    ),
+                );
+                lap("AST generation (given up)");
+                continue;
+            }
+            g => g?,
+        };
         let (ast, unrolled) = crate::unroll::unroll(ast);
         let (ast, unswitched) = crate::unswitch::unswitch(ast);
         lap("AST generation");
@@ -724,20 +756,12 @@ fn analyse_once(
         let micro_stmts: usize = bands.iter().map(|b| b.micro_kernel.len()).sum();
         let budget = opts.register_tile_budget + micro_stmts * (rt * mk_cols.max(0)) as usize;
         if rt > 1 && calls > budget {
-            let what = if micro_stmts > 0 {
-                mk_cols = 0;
-                "micro-kernels dropped"
-            } else {
-                rt = 1;
-                "register tiles dropped"
-            };
-            let note = format!(
-                "{what}: the loop nest would have {calls} statement instances (budget {budget})"
+            give_up_register_tiles(
+                micro_stmts > 0,
+                (&mut rt, &mut mk_cols),
+                &mut register_tile_note,
+                &format!("the loop nest would have {calls} statement instances (budget {budget})"),
             );
-            register_tile_note = Some(match register_tile_note {
-                Some(r) => format!("{r}; {note}"),
-                None => note,
-            });
             continue;
         }
         let nodes = ast_nodes(&ast);
@@ -2048,6 +2072,28 @@ fn prove_bounds<'c>(
         }
     }
     Ok(out)
+}
+
+/// Gives up the micro-kernels (where the nest has one) or else the plain register tiles,
+/// and adds `why` to the notes.
+fn give_up_register_tiles(
+    micro: bool,
+    (rows, cols): (&mut i64, &mut i64),
+    notes: &mut Option<String>,
+    why: &str,
+) {
+    let what = if micro {
+        *cols = 0;
+        "micro-kernels dropped"
+    } else {
+        *rows = 1;
+        "register tiles dropped"
+    };
+    let note = format!("{what}: {why}");
+    *notes = Some(match notes.take() {
+        Some(r) => format!("{r}; {note}"),
+        None => note,
+    });
 }
 
 /// An isl failure as the note of a fallback.
