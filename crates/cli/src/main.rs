@@ -1194,7 +1194,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                     &src.text,
                     &a.entry,
                     &defs,
-                    a.threads.unwrap_or(0),
+                    tessera_runtime::Runtime::global().threads(),
                     &format!("{cpu} {features}"),
                 );
                 let c = tune::tune(&prog, fid, &args, &opts, &popts, gopts, &key).map_err(|e| {
