@@ -316,7 +316,8 @@ struct RunArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
     repeat: u32,
     /// With --mode opt: time candidate optimisations (the code as written, the optimiser's
-    /// default, a wider micro-kernel, maximal fusion, no fusion, no tiling, no register tiles,
+    /// default, a wider micro-kernel, maximal fusion, no fusion, no tiling, tiles half and
+    /// twice the cache model's size, no register tiles,
     /// no loop reordering) on these inputs,
     /// check their outputs against the code as written, and run the fastest; the choice is
     /// kept per kernel, sizes, threads and machine in $TESSERA_WISDOM or

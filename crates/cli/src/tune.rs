@@ -3,14 +3,15 @@
 //!
 //! The candidates are the code as written (the plain JIT) and the polyhedral optimiser under
 //! settings that its rules choose between without knowing the machine: the default, the
-//! micro-kernel twice as wide, maximal fusion, no fusion, no tiling, no register tiles, no
-//! reordering of point loops. A candidate whose program equals an earlier one's is not run
+//! micro-kernel twice as wide, maximal fusion, no fusion, no tiling, tiles half and twice
+//! the cache model's size, no register tiles, no reordering of point loops. A candidate whose program equals an earlier one's is not run
 //! again. Each is compiled (the optimised versions without the run-time choice of the code as
 //! written, so that each is measured as it is) and called once on a copy of the real inputs;
 //! its outputs are checked against the plain JIT's, bit for bit (to 1e-9 relative with
-//! `--fast-math`): a candidate that differs is reported and never chosen. Then three timed
-//! rounds, interleaved across the candidates (those whose first call was more than twice as
-//! slow as the fastest are not timed again); each candidate's time is its fastest run.
+//! `--fast-math`): a candidate that differs is reported and never chosen. Then four timed
+//! rounds, interleaved across the candidates (a candidate is not timed again once its fastest
+//! run is over 4x the fastest of all before the first round, 2x after it); each candidate's
+//! time is the median of its runs.
 //! The winner is kept in a wisdom file — `$TESSERA_WISDOM`, else
 //! `~/.cache/tessera/wisdom-v1.json` — under a key of the source text, the entry, the `-D`
 //! bindings, the thread count and the host CPU; a later `--tune` run with the same key
@@ -69,6 +70,16 @@ pub fn candidates(base: &PolyOptions) -> Vec<Candidate> {
         let mut o = base.clone();
         o.tile = false;
         add("no tiling", o);
+    }
+    if base.tile && base.tile_sizes.is_none() {
+        for (name, f) in [
+            ("tiles half the cache model's", 0.5),
+            ("tiles twice the cache model's", 2.0),
+        ] {
+            let mut o = base.clone();
+            o.tile_scale = base.tile_scale * f;
+            add(name, o);
+        }
     }
     if base.register_tile > 1 || base.micro_kernel_cols > 0 {
         let mut o = base.clone();
@@ -171,7 +182,7 @@ pub struct Choice {
 }
 
 /// Timed rounds per candidate.
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 4;
 
 /// Chooses among [`candidates`] for this call (or takes the choice from the wisdom file).
 pub fn tune(
@@ -270,17 +281,22 @@ pub fn tune(
         live.push((k, p, jit, vec![first_ms]));
     }
     // Timed rounds, interleaved so that a change in the machine's load between candidates
-    // falls on all of them; candidates whose first call was more than twice as slow as the
-    // fastest run so far are not timed again. Each candidate's time is the fastest of its
-    // runs (the first call included): the other load of a shared machine only ever adds
-    // time.
-    for _ in 0..ROUNDS {
+    // falls on all of them. A candidate is not timed again when its fastest run is more
+    // than 4x the fastest of all (before the first round: a first call can be slow by
+    // accident, 2mm's default once took 223 ms against 140) or 2x (after it). Each candidate's time is the median of its
+    // runs (the first call included). Not the fastest: code that relies on the shared last
+    // level cache runs fast only while the machine's other tenants leave it alone (the
+    // untiled gemm: 108 and 283 ms in two runs), and the fastest run would reward that.
+    for round in 0..ROUNDS {
         let floor = live
             .iter()
             .filter_map(|l| l.3.iter().copied().reduce(f64::min))
-            .reduce(f64::min);
+            .reduce(f64::min)
+            .unwrap_or(f64::INFINITY);
+        let cut = if round == 0 { 4.0 } else { 2.0 };
         for l in live.iter_mut() {
-            if l.3[0] > 2.0 * floor.unwrap_or(f64::INFINITY) {
+            let fastest = l.3.iter().copied().fold(f64::INFINITY, f64::min);
+            if fastest > cut * floor {
                 continue;
             }
             let mut a = args.to_vec();
@@ -291,11 +307,22 @@ pub fn tune(
     }
     let mut best: Option<(f64, usize)> = None;
     for (i, l) in live.iter().enumerate() {
-        let m = l.3.iter().copied().fold(f64::INFINITY, f64::min);
+        let mut ts = l.3.clone();
+        ts.sort_by(f64::total_cmp);
+        let n = ts.len();
+        let m = if n % 2 == 1 {
+            ts[n / 2]
+        } else {
+            (ts[n / 2 - 1] + ts[n / 2]) / 2.0
+        };
+        let runs = if n == 1 {
+            "the first call only; not timed again".to_string()
+        } else {
+            format!("median of {n} interleaved runs")
+        };
         log.push_str(&format!(
-            "tune: `{}`: {m:.3} ms (fastest of {} interleaved runs)\n",
-            cands[l.0].name,
-            l.3.len()
+            "tune: `{}`: {m:.3} ms ({runs})\n",
+            cands[l.0].name
         ));
         if best.is_none_or(|b| m < b.0) {
             best = Some((m, i));

@@ -28,6 +28,9 @@ pub struct PolyOptions {
     pub fusion: Fusion,
     /// Tile sizes per band member (overrides the cache model; the last entry repeats).
     pub tile_sizes: Option<Vec<i64>>,
+    /// A factor on the cache model's tile size (where `tile_sizes` is not given): 0.5 for
+    /// tiles half as wide, 2 for twice; the result is rounded and at least 2. Default 1.
+    pub tile_scale: f64,
     /// Whether to tile permutable bands of two or more members.
     pub tile: bool,
     /// Bound on the elementary isl operations of each SCoP's analysis.
@@ -71,6 +74,7 @@ impl Default for PolyOptions {
         PolyOptions {
             fusion: Fusion::Smart,
             tile_sizes: None,
+            tile_scale: 1.0,
             tile: true,
             max_operations: 20_000_000,
             permute: true,
@@ -95,6 +99,12 @@ impl PolyOptions {
             if t.is_empty() || t.iter().any(|&x| x < 1) {
                 return Err(format!("tile sizes must be positive integers, got {t:?}"));
             }
+        }
+        if !(self.tile_scale.is_finite() && self.tile_scale > 0.0) {
+            return Err(format!(
+                "the tile scale must be a positive number, got {}",
+                self.tile_scale
+            ));
         }
         if !(1..=16).contains(&self.register_tile) {
             return Err(format!(
@@ -567,8 +577,8 @@ fn analyse_once(
 
     let arrays = s.arrays.iter().filter(|a| !a.extents.is_empty()).count();
     let tile = opts.tile_sizes.clone().unwrap_or_else(|| {
-        let t = CacheModel::detect().tile_size(arrays);
-        vec![t]
+        let t = CacheModel::detect().tile_size(arrays) as f64 * opts.tile_scale;
+        vec![(t.round() as i64).max(2)]
     });
     let bounds = prove_bounds(&ctx, s, &t, &domain, &context)?;
     let wide_subscripts = wide_subscripts(&ctx, s, &t, &context)?;
