@@ -145,14 +145,24 @@ fn save_wisdom(path: &PathBuf, w: &BTreeMap<String, String>) -> Result<(), Strin
 }
 
 /// The outputs of a call, for comparison: the result as printed and every array.
-fn outputs(r: &str, args: &[ArgValue]) -> (String, Vec<ArgValue>) {
+fn outputs(r: String, args: Vec<ArgValue>) -> (String, Vec<ArgValue>) {
     (
-        r.to_string(),
-        args.iter()
+        r,
+        args.into_iter()
             .filter(|a| matches!(a, ArgValue::Array(_)))
-            .cloned()
             .collect(),
     )
+}
+
+/// A candidate that compiled, gave the reference's outputs and differs from every earlier
+/// one.
+struct Live {
+    /// Its index in the candidates.
+    cand: usize,
+    program: Program,
+    code: tessera_jit::Compiled,
+    /// Its call times, ms, the first call's first.
+    times: Vec<f64>,
 }
 
 fn close(a: &[ArgValue], b: &[ArgValue], rel: f64) -> bool {
@@ -228,16 +238,14 @@ pub fn tune(
     }
     let mut log = String::new();
     let mut reference: Option<(String, Vec<ArgValue>)> = None;
-    // The candidates that compiled, gave the reference's outputs and differ from every
-    // earlier one: (index into `cands`, program, compiled code, times).
-    let mut live: Vec<(usize, Program, tessera_jit::Compiled, Vec<f64>)> = Vec::new();
+    let mut live: Vec<Live> = Vec::new();
     for (k, c) in cands.iter().enumerate() {
         let t0 = Instant::now();
         let p = build(c);
-        if let Some(same) = live.iter().find(|l| l.1 == p) {
+        if let Some(same) = live.iter().find(|l| l.program == p) {
             log.push_str(&format!(
                 "tune: `{}`: the same code as `{}`\n",
-                c.name, cands[same.0].name
+                c.name, cands[same.cand].name
             ));
             continue;
         }
@@ -257,7 +265,7 @@ pub fn tune(
             Err(e) => format!("error: {e}"),
         };
         let first_ms = t.elapsed().as_secs_f64() * 1e3;
-        let out = outputs(&r, &a);
+        let out = outputs(r, a);
         let same = match &reference {
             None => {
                 reference = Some(out);
@@ -278,36 +286,42 @@ pub fn tune(
             "tune: `{}`: compiled in {compile_ms:.0} ms, first call {first_ms:.3} ms\n",
             c.name
         ));
-        live.push((k, p, jit, vec![first_ms]));
+        live.push(Live {
+            cand: k,
+            program: p,
+            code: jit,
+            times: vec![first_ms],
+        });
     }
     // Timed rounds, interleaved so that a change in the machine's load between candidates
     // falls on all of them. A candidate is not timed again when its fastest run is more
     // than 4x the fastest of all (before the first round: a first call can be slow by
-    // accident, 2mm's default once took 223 ms against 140) or 2x (after it). Each candidate's time is the median of its
-    // runs (the first call included). Not the fastest: code that relies on the shared last
-    // level cache runs fast only while the machine's other tenants leave it alone (the
-    // untiled gemm: 108 and 283 ms in two runs), and the fastest run would reward that.
+    // accident, 2mm's default once took 223 ms against 140) or 2x (after it). Each
+    // candidate's time is the median of its runs (the first call included). Not the
+    // fastest: code that relies on the shared last-level cache runs fast only while the
+    // machine's other tenants leave it alone (the untiled gemm: 108 and 283 ms in two
+    // runs), and the fastest run would reward that.
     for round in 0..ROUNDS {
         let floor = live
             .iter()
-            .filter_map(|l| l.3.iter().copied().reduce(f64::min))
+            .filter_map(|l| l.times.iter().copied().reduce(f64::min))
             .reduce(f64::min)
             .unwrap_or(f64::INFINITY);
         let cut = if round == 0 { 4.0 } else { 2.0 };
         for l in live.iter_mut() {
-            let fastest = l.3.iter().copied().fold(f64::INFINITY, f64::min);
+            let fastest = l.times.iter().copied().fold(f64::INFINITY, f64::min);
             if fastest > cut * floor {
                 continue;
             }
             let mut a = args.to_vec();
             let t = Instant::now();
-            let _ = l.2.call(fid, &mut a);
-            l.3.push(t.elapsed().as_secs_f64() * 1e3);
+            let _ = l.code.call(fid, &mut a);
+            l.times.push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
     let mut best: Option<(f64, usize)> = None;
     for (i, l) in live.iter().enumerate() {
-        let mut ts = l.3.clone();
+        let mut ts = l.times.clone();
         ts.sort_by(f64::total_cmp);
         let n = ts.len();
         let m = if n % 2 == 1 {
@@ -322,15 +336,15 @@ pub fn tune(
         };
         log.push_str(&format!(
             "tune: `{}`: {m:.3} ms ({runs})\n",
-            cands[l.0].name
+            cands[l.cand].name
         ));
         if best.is_none_or(|b| m < b.0) {
             best = Some((m, i));
         }
     }
     let (_, i) = best.ok_or("tune: no candidate ran")?;
-    let (k, program, _, _) = live.swap_remove(i);
-    let name = cands[k].name.clone();
+    let Live { cand, program, .. } = live.swap_remove(i);
+    let name = cands[cand].name.clone();
     log.push_str(&format!("tune: chose `{name}`"));
     if let Some(path) = &path {
         wisdom.insert(key.to_string(), name.clone());

@@ -241,8 +241,7 @@ fn host_machine(level: OptimizationLevel) -> Result<(TargetMachine, String, Stri
     Target::initialize_native(&InitializationConfig::default()).map_err(JitError::Llvm)?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| JitError::Llvm(e.to_string()))?;
-    let cpu = TargetMachine::get_host_cpu_name().to_string();
-    let features = TargetMachine::get_host_cpu_features().to_string();
+    let (cpu, features) = host_cpu();
     let tm = target
         .create_target_machine(
             &triple,
