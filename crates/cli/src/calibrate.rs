@@ -44,6 +44,13 @@ pub struct CalibrateArgs {
     /// Print one line per sample.
     #[arg(long)]
     pub verbose: bool,
+    /// Instead: fit the weights of the schedule cost model (`explain --candidates`,
+    /// `run --tune`) by non-negative least squares to the candidates' times that `run
+    /// --tune` recorded (in $TESSERA_MODEL_SAMPLES, else
+    /// ~/.cache/tessera/schedule-samples-v1.tsv), and write them to $TESSERA_SCHEDULE_WEIGHTS,
+    /// else ~/.cache/tessera/schedule-weights-v1.json.
+    #[arg(long)]
+    pub schedules: bool,
 }
 
 struct Job {
@@ -259,6 +266,10 @@ fn measure(
 
 /// Runs `tessera calibrate`.
 pub fn run(a: CalibrateArgs) -> Result<(), String> {
+    if a.schedules {
+        print!("{}", crate::tune::calibrate_schedules()?);
+        return Ok(());
+    }
     if a.runs == 0 || a.runs > 1000 {
         return Err(format!("--runs must be 1..=1000, got {}", a.runs));
     }

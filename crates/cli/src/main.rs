@@ -87,9 +87,22 @@ enum Cmd {
         /// The function to explain.
         #[arg(long)]
         entry: String,
-        /// Bind a #define'd constant: -D N=100 (repeatable).
+        /// Bind a #define'd constant: -D N=100 (repeatable). With --candidates, also the
+        /// values of the entry's integer parameters (-D n=1000).
         #[arg(short = 'D', value_name = "NAME=VALUE")]
         defines: Vec<String>,
+        /// Instead of the report: the candidates of `run --tune` ranked by the schedule cost
+        /// model (work after vectorisation, cache lines per level from isl footprints) for
+        /// the parameter values given with -D, and why the first wins.
+        #[arg(long)]
+        candidates: bool,
+        /// With --candidates: the threads to predict for (default: TESSERA_THREADS or all
+        /// cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// With --candidates: predict for code compiled with --fast-math.
+        #[arg(long)]
+        fast_math: bool,
         #[command(flatten)]
         poly: PolyArgs,
     },
@@ -777,12 +790,34 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             file,
             entry,
             defines,
+            candidates,
+            threads,
+            fast_math,
             poly,
         } => {
             let defs = parse_defines(&defines)?;
             let (src, prog) = load(&file, &defs)?;
             find_entry(&src, &prog, &entry)?;
             let (popts, gopts) = poly.options()?;
+            if candidates {
+                check_threads(threads)?;
+                let env = std::env::var(tessera_runtime::THREADS_ENV).ok();
+                let threads = tessera_runtime::resolve_threads(
+                    threads,
+                    env.as_deref(),
+                    tessera_runtime::available_parallelism(),
+                )
+                .map_err(|e| usage(e.to_string()))?;
+                let text = tune::explain_candidates(
+                    &prog, &entry, &defs, &popts, gopts, threads, fast_math,
+                )
+                .map_err(usage)?;
+                print!("{text}");
+                return Ok(());
+            }
+            if threads.is_some() || fast_math {
+                return Err(usage("--threads and --fast-math go with --candidates"));
+            }
             let rep = tessera::optimize(&prog, &popts, gopts).report;
             print!("{}", rep.explain(&prog, &[entry.as_str()]));
             Ok(())

@@ -1,12 +1,23 @@
 //! `tessera run --mode opt --tune`: every candidate is timed and checked, the winner's results
-//! are the interpreter's, and the choice is kept in the wisdom file and reused.
+//! are the interpreter's, and the choice is kept in the wisdom file and reused; the samples it
+//! records fit the schedule cost model's weights (`calibrate --schedules`), which
+//! `explain --candidates` then uses.
 
 mod common;
 use common::*;
 
 fn run(args: &[&str], wisdom: &std::path::Path) -> (i32, String, String) {
+    // Samples and fitted weights beside the wisdom file, never in the user's cache.
     let o = tessera()
         .env("TESSERA_WISDOM", wisdom)
+        .env(
+            "TESSERA_MODEL_SAMPLES",
+            wisdom.with_file_name("samples.tsv"),
+        )
+        .env(
+            "TESSERA_SCHEDULE_WEIGHTS",
+            wisdom.with_file_name("weights.json"),
+        )
         .args(args)
         .output()
         .unwrap();
@@ -133,4 +144,136 @@ fn tune_checks_chooses_and_remembers() {
         err.contains("--tune") && err.contains("--mode opt"),
         "{err}"
     );
+
+    // Every tuned run recorded its candidates' model terms and times: one line per
+    // predicted candidate, five tab-separated fields.
+    let samples = std::fs::read_to_string(dir.join("samples.tsv")).unwrap();
+    let rows: Vec<Vec<&str>> = samples.lines().map(|l| l.split('\t').collect()).collect();
+    assert!(rows.len() >= 6, "{samples}");
+    assert!(rows.iter().all(|r| r.len() == 5), "{samples}");
+    assert!(rows.iter().any(|r| r[1] == "optimised"), "{samples}");
+    let mut keys: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 2, "two sizes tuned:\n{samples}");
+
+    // The weights fitted to them are written and then used by explain --candidates.
+    let (code, out, err) = run(&["calibrate", "--schedules"], &wisdom);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("leave one kernel run out"), "{out}");
+    let w = std::fs::read_to_string(dir.join("weights.json")).unwrap();
+    assert!(w.contains("\"weights\""), "{w}");
+    let (code, out, err) = run(
+        &[
+            "explain",
+            k,
+            "--entry",
+            "mm2",
+            "--candidates",
+            "--threads",
+            "1",
+            "-D",
+            "ni=40",
+            "-D",
+            "nj=50",
+            "-D",
+            "nk=60",
+            "-D",
+            "nl=70",
+        ],
+        &wisdom,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("weights calibrated"), "{out}");
+}
+
+#[test]
+fn calibrate_schedules_needs_samples() {
+    let dir = scratch_dir("tune-calibrate-empty");
+    let wisdom = dir.join("wisdom.json");
+    let (code, out, err) = run(&["calibrate", "--schedules"], &wisdom);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("samples.tsv") && err.contains("--tune"),
+        "{err}"
+    );
+    std::fs::write(dir.join("samples.tsv"), "k\toptimised\t1,2,3,4\t1.0\t2.0\n").unwrap();
+    let (code, out, err) = run(&["calibrate", "--schedules"], &wisdom);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("too few"), "{err}");
+    assert!(!dir.join("weights.json").exists());
+}
+
+/// `explain --candidates`: every candidate ranked or shown as the same code as another,
+/// with its terms, and the reason for the first; sizes are required.
+#[test]
+fn explain_ranks_the_candidates() {
+    let dir = scratch_dir("tune-explain");
+    let wisdom = dir.join("wisdom.json");
+    let k = "examples/kernels/gemm.c";
+    let (code, out, err) = run(
+        &[
+            "explain",
+            k,
+            "--entry",
+            "gemm",
+            "--candidates",
+            "--threads",
+            "2",
+            "-D",
+            "ni=200",
+            "-D",
+            "nj=230",
+            "-D",
+            "nk=250",
+        ],
+        &wisdom,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("candidates for `gemm` at ni=200, nj=230, nk=250 on 2 threads"),
+        "{out}"
+    );
+    assert!(out.contains("weights not calibrated"), "{out}");
+    for c in [
+        "as written",
+        "optimised",
+        "no tiling",
+        "no register tiles",
+        "no loop reordering",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.ends_with(&format!("  {c}")) || l.ends_with(&format!(": {c}"))),
+            "candidate `{c}` missing:\n{out}"
+        );
+    }
+    // Rank 1 is a row of five numbers and the name; the reason names a term.
+    let first = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap_or_else(|| panic!("no rank 1:\n{out}"));
+    let nums = first
+        .split_whitespace()
+        .skip(1)
+        .take(5)
+        .filter(|x| x.parse::<f64>().is_ok())
+        .count();
+    assert_eq!(nums, 5, "{first}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("chosen: `") && l.contains("largest difference")),
+        "{out}"
+    );
+
+    // Without the sizes: a usage error naming the parameters.
+    let (code, out, err) = run(&["explain", k, "--entry", "gemm", "--candidates"], &wisdom);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("`ni`, `nj`, `nk`"), "{err}");
+    let (code, out, err) = run(
+        &["explain", k, "--entry", "gemm", "--threads", "2"],
+        &wisdom,
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--candidates"), "{err}");
 }

@@ -72,21 +72,7 @@ pub fn statement_counts(
     let mut out = Vec::new();
     for (k, fs) in found.iter().enumerate() {
         let s = &fs.scop;
-        let mut fix = Vec::new();
-        for p in &s.params {
-            let v = values
-                .get(p)
-                .ok_or_else(|| CountError::Unbound(s.names[p].clone()))?;
-            fix.push(format!("{} = {v}", s.names[p]));
-        }
-        let params = format!(
-            "[{}]",
-            s.params
-                .iter()
-                .map(|p| s.names[p].as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let (params, ctx_text) = fixed_params(s, values)?;
         for st in &s.stmts {
             let its: Vec<&str> = st.loops.iter().map(|l| s.names[&l.var].as_str()).collect();
             let tuple = format!("{}[{}]", st.name, its.join(", "));
@@ -96,11 +82,6 @@ pub fn statement_counts(
                 format!("{tuple} : {}", st.constraints.join(" and "))
             };
             let set_text = format!("{} -> {{ {body} }}", params);
-            let ctx_text = if fix.is_empty() {
-                format!("{} -> {{ : }}", params)
-            } else {
-                format!("{} -> {{ : {} }}", params, fix.join(" and "))
-            };
             let isl = |e: crate::isl::IslError| CountError::Isl(e.to_string());
             let set = ctx
                 .set(&set_text)
@@ -135,6 +116,29 @@ pub fn statement_counts(
         }
     }
     Ok(out)
+}
+
+/// The SCoP's parameter tuple in isl text (`[n, m]`) and the parameter set that binds each
+/// to its value in `values` (`[n, m] -> { : n = 10 and m = 3 }`).
+pub(crate) fn fixed_params(
+    s: &scop::Scop,
+    values: &HashMap<VarId, i64>,
+) -> Result<(String, String), CountError> {
+    let mut fix = Vec::new();
+    for p in &s.params {
+        let v = values
+            .get(p)
+            .ok_or_else(|| CountError::Unbound(s.names[p].clone()))?;
+        fix.push(format!("{} = {v}", s.names[p]));
+    }
+    let names: Vec<&str> = s.params.iter().map(|p| s.names[p].as_str()).collect();
+    let params = format!("[{}]", names.join(", "));
+    let set = if fix.is_empty() {
+        format!("{params} -> {{ : }}")
+    } else {
+        format!("{params} -> {{ : {} }}", fix.join(" and "))
+    };
+    Ok((params, set))
 }
 
 /// A failure of [`count_polytope`], before it is given the statement's name.

@@ -349,6 +349,8 @@ extern "C" {
     fn isl_set_dim(s: *mut isl_set, ty: c_int) -> isl_size;
     fn isl_set_dim_min(s: *mut isl_set, pos: c_int) -> *mut isl_pw_aff;
     fn isl_set_dim_max(s: *mut isl_set, pos: c_int) -> *mut isl_pw_aff;
+    fn isl_set_dim_min_val(s: *mut isl_set, pos: c_int) -> *mut isl_val;
+    fn isl_set_dim_max_val(s: *mut isl_set, pos: c_int) -> *mut isl_val;
     fn isl_ast_build_expr_from_pw_aff(
         b: *mut isl_ast_build,
         p: *mut isl_pw_aff,
@@ -1066,6 +1068,47 @@ impl<'c> Set<'c> {
             let n = isl_val_get_num_si(v);
             isl_val_free(v);
             Ok(ok.then_some(n))
+        }
+    }
+
+    /// The number of set dimensions.
+    pub fn n_dim(&self) -> IslResult<usize> {
+        // SAFETY: kept.
+        let n = unsafe { isl_set_dim(self.raw, ISL_DIM_SET) };
+        if n < 0 {
+            Err(self.ctx.error("set dim"))
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    /// The least and the greatest value of dimension `d` of a non-empty set without
+    /// parameters (isl's `dim_min_val`/`dim_max_val`); `None` when a bound is infinite or
+    /// beyond `i64`.
+    pub fn dim_range(&self, d: usize) -> IslResult<Option<(i64, i64)>> {
+        let c = self.ctx;
+        // SAFETY: a copy of `self` is taken by each call; each value is a new reference,
+        // freed here.
+        unsafe {
+            let one = |max: bool| -> IslResult<Option<i64>> {
+                let s = isl_set_copy(self.raw);
+                let v = if max {
+                    isl_set_dim_max_val(s, d as c_int)
+                } else {
+                    isl_set_dim_min_val(s, d as c_int)
+                };
+                let v = c.check(v, "dim_min_val/dim_max_val")?;
+                let ok = isl_val_is_int(v) == 1
+                    && isl_val_cmp_si(v, c_long::MAX) < 0
+                    && isl_val_cmp_si(v, c_long::MIN) > 0;
+                let n = isl_val_get_num_si(v);
+                isl_val_free(v);
+                Ok(ok.then_some(n as i64))
+            };
+            Ok(match (one(false)?, one(true)?) {
+                (Some(lo), Some(hi)) => Some((lo, hi)),
+                _ => None,
+            })
         }
     }
 

@@ -21,6 +21,7 @@ pub use tessera_ir::alias;
 pub mod count;
 pub mod gen;
 pub mod isl;
+pub mod memory;
 pub mod model;
 pub mod nowrap;
 pub mod promote;

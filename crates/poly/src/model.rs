@@ -134,6 +134,50 @@ fn default_micro_kernel_cols() -> i64 {
     8
 }
 
+/// A data or unified cache of CPU 0, from sysfs.
+pub(crate) struct SysfsCache {
+    /// 1, 2, 3.
+    pub level: u32,
+    /// Capacity in bytes.
+    pub bytes: u64,
+    /// Line size in bytes, where given.
+    pub line: Option<u64>,
+}
+
+/// The data and unified caches of CPU 0 (`/sys/devices/system/cpu/cpu0/cache/index*`).
+pub(crate) fn sysfs_caches() -> Vec<SysfsCache> {
+    let mut out = Vec::new();
+    for i in 0..8 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+        let rd = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
+        let (Some(level), Some(ty), Some(size)) = (rd("level"), rd("type"), rd("size")) else {
+            continue;
+        };
+        if ty.trim() == "Instruction" {
+            continue;
+        }
+        let size = size.trim();
+        let bytes = size
+            .strip_suffix('K')
+            .and_then(|s| s.parse::<u64>().ok())
+            .map(|k| k << 10)
+            .or_else(|| {
+                size.strip_suffix('M')
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .map(|k| k << 20)
+            });
+        let (Some(bytes), Ok(level)) = (bytes, level.trim().parse()) else {
+            continue;
+        };
+        out.push(SysfsCache {
+            level,
+            bytes,
+            line: rd("coherency_line_size").and_then(|l| l.trim().parse().ok()),
+        });
+    }
+    out
+}
+
 /// The cache model behind the default tile sizes: sizes from sysfs (fallback 32 KiB L1d,
 /// 512 KiB L2).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -151,26 +195,10 @@ impl CacheModel {
             l1: 32 << 10,
             l2: 512 << 10,
         };
-        for i in 0..8 {
-            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
-            let rd = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
-            let (Some(level), Some(ty), Some(size)) = (rd("level"), rd("type"), rd("size")) else {
-                continue;
-            };
-            let size = size.trim();
-            let bytes = size
-                .strip_suffix('K')
-                .and_then(|s| s.parse::<u64>().ok())
-                .map(|k| k << 10)
-                .or_else(|| {
-                    size.strip_suffix('M')
-                        .and_then(|s| s.parse::<u64>().ok())
-                        .map(|k| k << 20)
-                });
-            let Some(bytes) = bytes else { continue };
-            match (level.trim(), ty.trim()) {
-                ("1", "Data") => m.l1 = bytes,
-                ("2", _) => m.l2 = bytes,
+        for c in sysfs_caches() {
+            match c.level {
+                1 => m.l1 = c.bytes,
+                2 => m.l2 = c.bytes,
                 _ => {}
             }
         }
@@ -278,6 +306,11 @@ pub struct Analysis {
     pub computed_schedule: String,
     /// The final schedule tree (tiled, skewed, marked).
     pub final_schedule: String,
+    /// The final schedule as a flat map from statement instances to time (isl text).
+    pub final_map: String,
+    /// Per statement, the counter of its innermost loop under the final schedule, where that
+    /// loop is one of its counters (not a tiled or skewed expression).
+    pub innermost: HashMap<String, VarId>,
     /// Bands.
     pub bands: Vec<BandInfo>,
     /// Bounds proofs per access; code generation marks the proven indices
@@ -698,8 +731,10 @@ fn analyse_once(
             return Ok(Err(failed.unwrap_or_default()));
         };
         let final_schedule = schedule.to_string();
+        let final_map_text = final_map.to_string();
+        let innermost = innermost_vars(&final_map_text, s);
         let stride_regression = {
-            let new = innermost_vars(&final_map.to_string(), s);
+            let new = innermost.clone();
             let old: HashMap<String, VarId> = s
                 .stmts
                 .iter()
@@ -812,6 +847,8 @@ fn analyse_once(
         }
         break Nest {
             final_schedule,
+            final_map: final_map_text,
+            innermost,
             stride_regression,
             parallel_loops,
             bands,
@@ -837,6 +874,8 @@ fn analyse_once(
         register_tile_note,
         computed_schedule,
         final_schedule: nest.final_schedule,
+        final_map: nest.final_map,
+        innermost: nest.innermost,
         bands: nest.bands,
         bounds,
         wide_subscripts,
@@ -932,6 +971,8 @@ fn split_sweeps(s: &Scop, schedule: &Schedule<'_>) -> IslResult<Option<String>> 
 /// The schedule, AST and notes of one transformation of a SCoP (see `analyse_once`).
 struct Nest {
     final_schedule: String,
+    final_map: String,
+    innermost: HashMap<String, VarId>,
     stride_regression: Option<String>,
     parallel_loops: usize,
     bands: Vec<BandInfo>,
@@ -983,7 +1024,7 @@ fn innermost_vars(map: &str, scop: &Scop) -> HashMap<String, VarId> {
 
 /// Array accesses of `st` that stride through memory when `v` is the innermost counter: `v`
 /// appears in a subscript, but not only in the last one with coefficient ±1.
-fn strided_accesses(st: &PolyStmt, v: VarId) -> usize {
+pub(crate) fn strided_accesses(st: &PolyStmt, v: VarId) -> usize {
     st.accesses
         .iter()
         .filter(|a| !a.expanded && !a.idx.is_empty())

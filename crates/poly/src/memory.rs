@@ -1,0 +1,638 @@
+//! The memory term of the schedule cost model (issue 16): how many cache lines each level of
+//! the host's caches takes in when a SCoP runs under a schedule, from isl footprints, and the
+//! work of its statements, for parameter values known before running.
+//!
+//! The model is Ferrante, Sarkar and Thrash's ("On estimating and enhancing cache
+//! effectiveness", 1991) on isl sets. Let the schedule be the flat map from statement instances
+//! to time vectors `[t0, ..., t(D-1)]`. At depth `d`, a *prefix* is a value of `t0..t(d-1)`:
+//! the instances with that prefix are one iteration of the loop at depth `d - 1` (the whole
+//! SCoP at depth 0, one instance at depth `D`). For a representative prefix (that of the
+//! middle instance of the largest statement, chosen dimension by dimension) isl gives, per
+//! array, the elements its instances touch; their cache lines are `rows × ((width - 1) / L +
+//! 1)` for `width` the extent of the last subscript and `L` elements per line. `FP(d)` is
+//! the sum over arrays, `new(d)` the lines not touched by the previous prefix (the one before
+//! it in the same iteration of the loop outside: the lines of both prefixes' elements less
+//! the previous prefix's), and `N(d)` = instances / instances per
+//! prefix. A cache of `C` lines holds the footprint of the outermost depth `d*` with
+//! `FP(d*) ≤ C / 2`; it then takes in the new lines of every prefix at `d*` and the lines
+//! shared with the previous prefix once per iteration of the loop outside:
+//! `N(d*) · new(d*) + N(d* - 1) · (FP(d*) - new(d*))`. With `d* = 0`, every line once.
+//!
+//! Approximations, stated once: one representative prefix per depth (boundary tiles and
+//! triangular domains differ), no conflict misses beyond the factor 1/2, rows of a
+//! footprint assumed contiguous in their last subscript, no hardware prefetching (the
+//! weights of [`Weights`] absorb it), the work of a statement counted as its loads, stores
+//! and floating-point operations, divided by the vector width where its innermost loop has
+//! only unit-stride or invariant accesses and is not a floating-point reduction (LLVM does
+//! not reorder those without `--fast-math`) or is a register micro-kernel.
+
+use std::collections::HashMap;
+
+use tessera_ir::{walk_stmts, ExprKind, Function, Place, VarId, VarKind};
+
+use crate::count::{count_polytope, CountError};
+use crate::isl::{Ctx, IslError, Set, USet};
+use crate::model::Analysis;
+use crate::scop::Scop;
+
+/// One level of the data caches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Level {
+    /// `L1`, `L2`, `L3`.
+    pub name: String,
+    /// Its capacity in bytes (per core for private levels).
+    pub bytes: u64,
+}
+
+/// The host's data caches and vector width.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    /// Cache line size in bytes.
+    pub line_bytes: u64,
+    /// The data cache levels, innermost first.
+    pub levels: Vec<Level>,
+    /// Vector register width in bytes.
+    pub vector_bytes: u64,
+}
+
+impl Machine {
+    /// The caches of CPU 0 from sysfs (fallbacks: 64-byte lines, 32 KiB L1d, 512 KiB L2,
+    /// 8 MiB L3) and the vector width of the host (AVX-512: 64 bytes, AVX: 32, else 16).
+    pub fn detect() -> Machine {
+        let mut sizes: [u64; 3] = [32 << 10, 512 << 10, 8 << 20];
+        let mut line = 64;
+        for c in crate::model::sysfs_caches() {
+            match c.level {
+                1 => {
+                    sizes[0] = c.bytes;
+                    line = c.line.unwrap_or(line);
+                }
+                2 => sizes[1] = c.bytes,
+                3 => sizes[2] = c.bytes,
+                _ => {}
+            }
+        }
+        Machine {
+            line_bytes: line,
+            levels: ["L1", "L2", "L3"]
+                .iter()
+                .zip(sizes)
+                .map(|(n, b)| Level {
+                    name: n.to_string(),
+                    bytes: b,
+                })
+                .collect(),
+            vector_bytes: vector_bytes(),
+        }
+    }
+}
+
+fn vector_bytes() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 64;
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            return 32;
+        }
+    }
+    16
+}
+
+/// Which schedule of a SCoP to estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// The optimiser's final schedule.
+    Final,
+    /// The code as written (the 2d+1 original schedule).
+    Original,
+}
+
+/// The footprint at one depth of the schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Depth {
+    /// Statement instances with the representative prefix.
+    pub instances: f64,
+    /// Cache lines they touch.
+    pub lines: f64,
+    /// Of those, lines the previous prefix did not touch.
+    pub new_lines: f64,
+}
+
+/// The estimate for one SCoP under one schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// Statement instances.
+    pub instances: f64,
+    /// Loads, stores and floating-point operations of all instances.
+    pub ops: f64,
+    /// Of `ops`, those in statements whose innermost loop vectorises.
+    pub vector_ops: f64,
+    /// Per cache level of the [`Machine`], the lines it takes in.
+    pub misses: Vec<f64>,
+    /// True when the schedule has a parallel loop.
+    pub parallel: bool,
+    /// Per depth `0..=D`, the footprint of the representative prefix.
+    pub depths: Vec<Depth>,
+}
+
+/// The time per unit of each term, in nanoseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Weights {
+    /// Per scalar operation (a vector operation costs the same as a scalar one).
+    pub op_ns: f64,
+    /// Per line taken in, per level (innermost first).
+    pub line_ns: Vec<f64>,
+}
+
+impl Default for Weights {
+    /// Uncalibrated figures for a 3 GHz x86 core: 4 operations per ns; a line into L1 from
+    /// L2 in 2 cycles, into L2 from L3 in 4, into L3 from memory at 15 GB/s.
+    fn default() -> Weights {
+        Weights {
+            op_ns: 0.25,
+            line_ns: vec![0.7, 1.3, 4.3],
+        }
+    }
+}
+
+impl Estimate {
+    /// The terms of the linear model in the order of [`Weights`] (operations after
+    /// vectorisation, then lines per level), each divided by the threads that share it on
+    /// `threads` threads: everything but the last level's lines (memory bandwidth is shared).
+    pub fn features(&self, m: &Machine, threads: usize) -> Vec<f64> {
+        let p = if self.parallel {
+            threads.max(1) as f64
+        } else {
+            1.0
+        };
+        let lanes = (m.vector_bytes / 8).max(1) as f64;
+        let mut v = vec![((self.ops - self.vector_ops) + self.vector_ops / lanes) / p];
+        let n = self.misses.len();
+        for (k, x) in self.misses.iter().enumerate() {
+            v.push(if k + 1 == n { *x } else { x / p });
+        }
+        v
+    }
+
+    /// The predicted time in nanoseconds.
+    pub fn predict_ns(&self, m: &Machine, w: &Weights, threads: usize) -> f64 {
+        let f = self.features(m, threads);
+        let mut t = f[0] * w.op_ns;
+        for (x, c) in f[1..].iter().zip(&w.line_ns) {
+            t += x * c;
+        }
+        t
+    }
+}
+
+/// Elements per statement of the operation count: loads, stores, floating-point arithmetic
+/// and math calls (4 each).
+fn stmt_ops(st: &crate::scop::PolyStmt) -> f64 {
+    let mut n: f64 = 0.0;
+    walk_stmts(
+        std::slice::from_ref(&st.body),
+        &mut |_| {},
+        &mut |e| match &e.kind {
+            ExprKind::Load { .. } => n += 1.0,
+            ExprKind::Assign { place, op, .. } => {
+                if matches!(place, Place::Elem { .. }) {
+                    n += 1.0;
+                }
+                if op.is_some_and(|(_, t)| t.is_float()) {
+                    n += 1.0;
+                }
+            }
+            ExprKind::Binary(..) | ExprKind::Unary(..) if e.ty.is_some_and(|t| t.is_float()) => {
+                n += 1.0
+            }
+            ExprKind::Builtin(..) => n += 4.0,
+            _ => {}
+        },
+    );
+    n.max(1.0)
+}
+
+/// True when `st`'s innermost loop over `v` vectorises: every array access unit-stride or
+/// invariant in `v`, and no floating-point element written invariant in `v` (a reduction)
+/// unless `fast_math`.
+fn vectorises(f: &Function, st: &crate::scop::PolyStmt, v: VarId, fast_math: bool) -> bool {
+    if crate::model::strided_accesses(st, v) > 0 {
+        return false;
+    }
+    st.accesses.iter().all(|a| {
+        let write = a.kind == crate::scop::AccessKind::Write;
+        let invariant = a.idx.iter().all(|x| !x.terms.contains_key(&v));
+        let float = match &f.var(a.var).kind {
+            VarKind::Array { elem, .. } => elem.is_float(),
+            VarKind::Scalar(t) => t.is_float(),
+        };
+        !(write && invariant && float && !fast_math)
+    })
+}
+
+/// Counts the points of a set (its parameters fixed by equalities): exactly through
+/// [`count_polytope`], else by isl's enumeration when the bounding box is small, else the
+/// bounding box's volume.
+fn count(set: &Set<'_>) -> Result<f64, IslError> {
+    let s = set.clone().project_out_params()?.make_disjoint()?;
+    if s.is_empty()? {
+        return Ok(0.0);
+    }
+    if let Some(parts) = s.dim_constraints(1 << 40)? {
+        let mut total = 0.0;
+        let mut ok = true;
+        for conj in parts {
+            match count_polytope(&conj, 20_000_000) {
+                Ok(n) => total += n as f64,
+                Err(_) => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok {
+            return Ok(total);
+        }
+    }
+    let mut volume = 1.0;
+    for d in 0..s.n_dim()? {
+        match s.dim_range(d)? {
+            Some((lo, hi)) => volume *= (hi - lo + 1) as f64,
+            None => return Ok(f64::INFINITY),
+        }
+    }
+    if volume <= 200_000.0 {
+        if let Some(n) = s.count_by_enumeration()? {
+            return Ok(n as f64);
+        }
+    }
+    Ok(volume)
+}
+
+/// One real array of the SCoP: its name in the model, rank and elements per line.
+struct Arr {
+    name: String,
+    rank: usize,
+    per_line: f64,
+}
+
+/// The lines of the elements of `arr` in `elems` (a union set over arrays).
+fn lines(ctx: &Ctx, params: &str, elems: &USet<'_>, arr: &Arr) -> Result<f64, IslError> {
+    let dims: Vec<String> = (0..arr.rank).map(|k| format!("x{k}")).collect();
+    let uni = ctx.union_set(&format!(
+        "{params} -> {{ {}[{}] }}",
+        arr.name,
+        dims.join(", ")
+    ))?;
+    let mine = elems.clone().intersect(uni)?;
+    if mine.is_empty()? {
+        return Ok(0.0);
+    }
+    let set = mine.to_set()?;
+    let n = count(&set)?;
+    if arr.rank == 0 {
+        return Ok(1.0);
+    }
+    let free = set.project_out_params()?;
+    let width = match free.dim_range(arr.rank - 1)? {
+        Some((lo, hi)) => (hi - lo + 1) as f64,
+        None => 1.0,
+    };
+    let rows = (n / width).max(1.0);
+    Ok((rows * ((width - 1.0) / arr.per_line + 1.0)).min(n))
+}
+
+/// Estimates the work and the cache lines of SCoP `s` of function `f` under its final or
+/// original schedule, with the parameters bound by `values`.
+pub fn estimate(
+    f: &Function,
+    s: &Scop,
+    a: &Analysis,
+    values: &HashMap<VarId, i64>,
+    m: &Machine,
+    which: Which,
+    fast_math: bool,
+) -> Result<Estimate, CountError> {
+    let isl = |e: IslError| CountError::Isl(e.to_string());
+    let ctx = Ctx::new(50_000_000).map_err(isl)?;
+    let (params, fixed) = crate::count::fixed_params(s, values)?;
+    let fixed = ctx.set(&fixed).map_err(isl)?;
+    let run = || -> Result<Estimate, IslError> {
+        let dom = ctx.union_set(&a.domain)?.intersect_params(fixed.clone())?;
+        let sched_text = match which {
+            Which::Final => &a.final_map,
+            Which::Original => &a.original_schedule,
+        };
+        let sched = ctx.union_map(sched_text)?.intersect_domain(dom.clone())?;
+        let acc = ctx
+            .union_map(&a.reads)?
+            .union(ctx.union_map(&a.writes)?)?
+            .intersect_domain(dom.clone())?;
+        let arrays: Vec<Arr> = s
+            .arrays
+            .iter()
+            .filter(|x| !x.extents.is_empty())
+            .filter_map(|x| match &f.var(x.var).kind {
+                VarKind::Array { elem, .. } => Some(Arr {
+                    name: s.names.get(&x.var).cloned().unwrap_or_default(),
+                    rank: x.extents.len(),
+                    per_line: (m.line_bytes as f64 / elem.size_bytes() as f64).max(1.0),
+                }),
+                VarKind::Scalar(_) => None,
+            })
+            .collect();
+        // Per statement: its instances in a set of instances.
+        let universes: Vec<USet<'_>> = s
+            .stmts
+            .iter()
+            .map(|st| {
+                let its: Vec<String> = (0..st.loops.len()).map(|k| format!("i{k}")).collect();
+                ctx.union_set(&format!(
+                    "{params} -> {{ {}[{}] }}",
+                    st.name,
+                    its.join(", ")
+                ))
+            })
+            .collect::<Result<_, _>>()?;
+        let instances = |u: &USet<'_>| -> Result<Vec<f64>, IslError> {
+            let mut out = Vec::new();
+            for uni in &universes {
+                let mine = u.clone().intersect(uni.clone())?;
+                out.push(if mine.is_empty()? {
+                    0.0
+                } else {
+                    count(&mine.to_set()?)?
+                });
+            }
+            Ok(out)
+        };
+        let per_stmt = instances(&dom)?;
+        let total: f64 = per_stmt.iter().sum();
+        let micro: Vec<&String> = a.bands.iter().flat_map(|b| &b.micro_kernel).collect();
+        let (mut ops, mut vector_ops) = (0.0, 0.0);
+        for (st, n) in s.stmts.iter().zip(&per_stmt) {
+            let o = stmt_ops(st) * n;
+            ops += o;
+            let inner = match which {
+                Which::Final => a.innermost.get(&st.name).copied(),
+                Which::Original => st.loops.last().map(|l| l.var),
+            };
+            let vec = (which == Which::Final && micro.contains(&&st.name))
+                || inner.is_some_and(|v| vectorises(f, st, v, fast_math));
+            if vec {
+                vector_ops += o;
+            }
+        }
+        let parallel = which == Which::Final && a.parallel_loops > 0;
+        let mut est = Estimate {
+            instances: total,
+            ops,
+            vector_ops,
+            misses: vec![0.0; m.levels.len()],
+            parallel,
+            depths: Vec::new(),
+        };
+        if total == 0.0 {
+            return Ok(est);
+        }
+        // The representative instance: the middle of the largest statement's domain, one
+        // dimension at a time.
+        let (big, _) = per_stmt
+            .iter()
+            .enumerate()
+            .max_by(|x, y| x.1.total_cmp(y.1))
+            .expect("statements");
+        let st = &s.stmts[big];
+        let mut slice = dom
+            .clone()
+            .intersect(universes[big].clone())?
+            .to_set()?
+            .project_out_params()?;
+        let mut point = Vec::new();
+        for k in 0..st.loops.len() {
+            let Some((lo, hi)) = slice.dim_range(k)? else {
+                return Ok(est);
+            };
+            let mut fixed_k = None;
+            for v in [lo + (hi - lo) / 2, lo] {
+                let its: Vec<String> = (0..st.loops.len()).map(|j| format!("i{j}")).collect();
+                let c = ctx.set(&format!(
+                    "{{ {}[{}] : i{k} = {v} }}",
+                    st.name,
+                    its.join(", ")
+                ))?;
+                let next = slice.clone().intersect(c)?;
+                if !next.is_empty()? {
+                    fixed_k = Some((v, next));
+                    break;
+                }
+            }
+            let Some((v, next)) = fixed_k else {
+                return Ok(est);
+            };
+            point.push(v);
+            slice = next;
+        }
+        let pt: Vec<String> = point.iter().map(|v| v.to_string()).collect();
+        let image = ctx
+            .union_set(&format!("{params} -> {{ {}[{}] }}", st.name, pt.join(", ")))?
+            .intersect_params(fixed.clone())?
+            .apply(sched.clone())?
+            .to_set()?
+            .project_out_params()?;
+        let n_dims = image.n_dim()?;
+        let mut time = Vec::new();
+        for d in 0..n_dims {
+            match image.dim_range(d)? {
+                Some((lo, _)) => time.push(lo),
+                None => return Ok(est),
+            }
+        }
+        let range = sched.clone().range()?.to_set()?;
+        let tdims: Vec<String> = (0..n_dims).map(|k| format!("t{k}")).collect();
+        let tuple = format!("[{}]", tdims.join(", "));
+        let prefix_set = |p: &[i64]| -> Result<USet<'_>, IslError> {
+            let eqs: Vec<String> = p
+                .iter()
+                .enumerate()
+                .map(|(k, v)| format!("t{k} = {v}"))
+                .collect();
+            ctx.union_set(&if eqs.is_empty() {
+                format!("{params} -> {{ {tuple} }}")
+            } else {
+                format!("{params} -> {{ {tuple} : {} }}", eqs.join(" and "))
+            })
+        };
+        let touched = |p: &[i64]| -> Result<(f64, USet<'_>), IslError> {
+            let inst = sched.clone().intersect_range(prefix_set(p)?)?.domain()?;
+            let n: f64 = instances(&inst)?.iter().sum();
+            Ok((n, acc.clone().intersect_domain(inst)?.range()?))
+        };
+        let all_lines = |e: &USet<'_>| -> Result<f64, IslError> {
+            let mut t = 0.0;
+            for arr in &arrays {
+                t += lines(&ctx, &params, e, arr)?;
+            }
+            Ok(t)
+        };
+        for d in 0..=n_dims {
+            let p = &time[..d];
+            let (n, elems) = touched(p)?;
+            let fp = all_lines(&elems)?;
+            // The previous prefix in the same iteration of the loop outside.
+            let mut new_lines = fp;
+            if d > 0 {
+                let mut eqs: Vec<String> = p[..d - 1]
+                    .iter()
+                    .enumerate()
+                    .map(|(k, v)| format!("t{k} = {v}"))
+                    .collect();
+                eqs.push(format!("t{} < {}", d - 1, p[d - 1]));
+                let before = range.clone().intersect(ctx.set(&format!(
+                    "{params} -> {{ {tuple} : {} }}",
+                    eqs.join(" and ")
+                ))?)?;
+                if !before.is_empty()? {
+                    if let Some((_, q)) = before.project_out_params()?.dim_range(d - 1)? {
+                        let mut prev = p.to_vec();
+                        prev[d - 1] = q;
+                        let (_, prev_elems) = touched(&prev)?;
+                        // At line granularity: the lines of both prefixes' elements less
+                        // those of the previous one's (the next element of a row is
+                        // usually on a line already there).
+                        let both = all_lines(&elems.clone().union(prev_elems.clone())?)?;
+                        new_lines = (both - all_lines(&prev_elems)?).clamp(0.0, fp);
+                    }
+                }
+            }
+            est.depths.push(Depth {
+                instances: n.max(1.0),
+                lines: fp,
+                new_lines,
+            });
+        }
+        for (li, level) in m.levels.iter().enumerate() {
+            let cap = level.bytes as f64 / m.line_bytes as f64 / 2.0;
+            let ds = &est.depths;
+            let star = ds
+                .iter()
+                .position(|x| x.lines <= cap)
+                .unwrap_or(ds.len() - 1);
+            est.misses[li] = if star == 0 {
+                ds[0].lines
+            } else {
+                let n_star = total / ds[star].instances;
+                let n_out = total / ds[star - 1].instances;
+                n_star * ds[star].new_lines + n_out * (ds[star].lines - ds[star].new_lines)
+            };
+        }
+        Ok(est)
+    };
+    run().map_err(isl)
+}
+
+/// The model's prediction for one call of a function: the sum of its SCoPs' estimates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// Predicted nanoseconds of the modelled SCoPs.
+    pub ns: f64,
+    /// The summed terms ([`Estimate::features`]).
+    pub features: Vec<f64>,
+    /// SCoPs modelled.
+    pub scops: usize,
+    /// Why the others were not (one line each).
+    pub unmodelled: Vec<String>,
+}
+
+/// The integer scalar arguments of a call of `f`, by parameter.
+pub fn parameter_values(f: &Function, args: &[tessera_ir::ArgValue]) -> HashMap<VarId, i64> {
+    use tessera_ir::{ArgValue, Scalar};
+    f.params
+        .iter()
+        .zip(args)
+        .filter_map(|(p, a)| match a {
+            ArgValue::Scalar(Scalar::I32(v)) => Some((*p, *v as i64)),
+            ArgValue::Scalar(Scalar::I64(v)) => Some((*p, *v)),
+            ArgValue::Scalar(Scalar::I8(v)) => Some((*p, *v as i64)),
+            ArgValue::Scalar(Scalar::Bool(v)) => Some((*p, *v as i64)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The options of [`predict`].
+#[derive(Clone, Debug)]
+pub struct PredictOptions<'a> {
+    /// The host.
+    pub machine: &'a Machine,
+    /// The weights of the terms.
+    pub weights: &'a Weights,
+    /// Threads of the pool that runs parallel loops.
+    pub threads: usize,
+    /// Whether floating-point reductions may vectorise.
+    pub fast_math: bool,
+    /// Estimate the code as written instead of the optimised schedules.
+    pub as_written: bool,
+}
+
+/// Predicts one call of function `entry` of `prog` (the program `report` was made from) with
+/// the integer parameters `values`: each of its SCoPs under the schedule the optimiser gave
+/// it (its original schedule where it kept the code as written, or with
+/// `opts.as_written`).
+pub fn predict(
+    prog: &tessera_ir::Program,
+    report: &crate::Report,
+    entry: &str,
+    values: &HashMap<VarId, i64>,
+    opts: &PredictOptions<'_>,
+) -> Prediction {
+    let mut out = Prediction {
+        ns: 0.0,
+        features: vec![0.0; 1 + opts.machine.levels.len()],
+        scops: 0,
+        unmodelled: Vec::new(),
+    };
+    let Some((_, f)) = prog.function(entry) else {
+        return out;
+    };
+    for (k, r) in report.scops.iter().enumerate() {
+        if r.func != entry {
+            out.unmodelled
+                .push(format!("SCoP {} is in `{}`, not the entry", k + 1, r.func));
+            continue;
+        }
+        let Some(a) = &r.analysis else {
+            out.unmodelled.push(format!(
+                "SCoP {} at {}: no model ({})",
+                k + 1,
+                r.span.loc(),
+                r.fallback.as_deref().unwrap_or("isl failed")
+            ));
+            continue;
+        };
+        let which = if opts.as_written || r.fallback.is_some() || a.stride_regression.is_some() {
+            Which::Original
+        } else {
+            Which::Final
+        };
+        match estimate(f, &r.scop, a, values, opts.machine, which, opts.fast_math) {
+            Ok(e) => {
+                out.scops += 1;
+                for (s, x) in out
+                    .features
+                    .iter_mut()
+                    .zip(e.features(opts.machine, opts.threads))
+                {
+                    *s += x;
+                }
+                out.ns += e.predict_ns(opts.machine, opts.weights, opts.threads);
+            }
+            Err(e) => out
+                .unmodelled
+                .push(format!("SCoP {} at {}: {e}", k + 1, r.span.loc())),
+        }
+    }
+    out
+}

@@ -1,0 +1,216 @@
+//! The memory term of the schedule cost model (`tessera_poly::memory`): instance and
+//! operation counts against hand counts, cache lines of a stream against its compulsory
+//! lines, the ordering of schedules whose traffic differs by orders of magnitude, the
+//! vectorisation rule, and the errors.
+
+use std::collections::HashMap;
+use tessera_ir::{Function, Program};
+use tessera_poly::memory::{
+    estimate, parameter_values, predict, Estimate, Level, Machine, PredictOptions, Weights, Which,
+};
+use tessera_poly::{GenOptions, PolyOptions, Report};
+
+/// A fixed machine, so that the expectations do not depend on the host.
+fn machine() -> Machine {
+    Machine {
+        line_bytes: 64,
+        levels: vec![
+            Level {
+                name: "L1".into(),
+                bytes: 32 << 10,
+            },
+            Level {
+                name: "L2".into(),
+                bytes: 512 << 10,
+            },
+            Level {
+                name: "L3".into(),
+                bytes: 16 << 20,
+            },
+        ],
+        vector_bytes: 32,
+    }
+}
+
+fn compile(src: &str) -> Program {
+    tessera_sema::compile_source(src, &HashMap::new()).unwrap_or_else(|d| panic!("{d:?}"))
+}
+
+fn optimised(prog: &Program, opts: &PolyOptions) -> Report {
+    tessera_poly::optimize(
+        prog,
+        opts,
+        GenOptions {
+            versions: false,
+            ..GenOptions::default()
+        },
+    )
+    .1
+}
+
+/// The estimate of the first SCoP with parameters bound by name.
+fn est(
+    prog: &Program,
+    rep: &Report,
+    vals: &[(&str, i64)],
+    which: Which,
+    fast_math: bool,
+) -> Estimate {
+    let r = &rep.scops[0];
+    let f: &Function = prog.function(&r.func).unwrap().1;
+    let values = r
+        .scop
+        .params
+        .iter()
+        .map(|p| {
+            let v = vals
+                .iter()
+                .find(|(n, _)| *n == r.scop.names[p])
+                .unwrap_or_else(|| panic!("no value for {}", r.scop.names[p]))
+                .1;
+            (*p, v)
+        })
+        .collect();
+    estimate(
+        f,
+        &r.scop,
+        r.analysis.as_ref().expect("analysed"),
+        &values,
+        &machine(),
+        which,
+        fast_math,
+    )
+    .unwrap()
+}
+
+const COPY: &str = "void copy(int n, double A[n], double B[n]) {
+    for (int i = 0; i < n; i++)
+        B[i] = A[i];
+}";
+
+#[test]
+fn a_stream_takes_in_its_compulsory_lines_at_every_level() {
+    let prog = compile(COPY);
+    let rep = optimised(&prog, &PolyOptions::default());
+    for n in [1, 2, 7, 4096, 100_003] {
+        let e = est(&prog, &rep, &[("n", n)], Which::Original, false);
+        assert_eq!(e.instances, n as f64);
+        // A load and a store per instance.
+        assert_eq!(e.ops, 2.0 * n as f64);
+        // Unit stride, no reduction: vectorised.
+        assert_eq!(e.vector_ops, e.ops);
+        // Two arrays of n doubles, 8 per line: (n - 1) / 8 + 1 lines each (rows assumed
+        // not aligned to lines), once, whatever the capacity.
+        let compulsory = 2.0 * ((n - 1) as f64 / 8.0 + 1.0);
+        for (k, m) in e.misses.iter().enumerate() {
+            assert!(
+                (m - compulsory).abs() < 1e-6 * compulsory,
+                "n = {n}, level {k}: {m} lines, compulsory {compulsory}"
+            );
+        }
+    }
+}
+
+const GEMM_IJK: &str = "void gemm(int n, double C[n][n], double A[n][n], double B[n][n]) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < n; k++)
+                C[i][j] += A[i][k] * B[k][j];
+}";
+
+#[test]
+fn counts_are_exact_and_a_column_walk_costs_a_line_per_instance() {
+    let prog = compile(GEMM_IJK);
+    let rep = optimised(&prog, &PolyOptions::default());
+    let n = 600i64;
+    let orig = est(&prog, &rep, &[("n", n)], Which::Original, false);
+    assert_eq!(orig.instances, (n * n * n) as f64);
+    // C[i][j] += A[i][k] * B[k][j]: 2 loads, 1 store, a multiply and the compound add.
+    assert_eq!(orig.ops, 5.0 * (n * n * n) as f64);
+    // k innermost: B[k][j] walks a column (strided) and C[i][j] is a floating-point
+    // reduction over k: not vectorised, with or without fast-math (the stride).
+    assert_eq!(orig.vector_ops, 0.0);
+    assert!(!orig.parallel);
+    // Each instance takes a new line of B into L1 (B's column, 600 lines, does not fit in
+    // half of L1 with A's row; it fits in L2): about n^3 L1 lines.
+    assert!(
+        orig.misses[0] > 0.9 * (n * n * n) as f64,
+        "L1 lines {}",
+        orig.misses[0]
+    );
+    // The optimised schedule (tiled, j innermost or a micro-kernel) takes in at least ten
+    // times fewer lines at L1 and is predicted faster on 1 and 2 threads.
+    let fin = est(&prog, &rep, &[("n", n)], Which::Final, false);
+    assert_eq!(fin.instances, orig.instances);
+    assert_eq!(fin.ops, orig.ops);
+    assert!(fin.vector_ops > 0.0);
+    assert!(
+        fin.misses[0] * 10.0 < orig.misses[0],
+        "final {:?} original {:?}",
+        fin.misses,
+        orig.misses
+    );
+    let (m, w) = (machine(), Weights::default());
+    for t in [1, 2] {
+        assert!(fin.predict_ns(&m, &w, t) < orig.predict_ns(&m, &w, t));
+    }
+}
+
+#[test]
+fn a_float_reduction_vectorises_only_with_fast_math() {
+    let src = "void dot(int n, int m, double s[n], double A[n][m]) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < m; j++)
+                s[i] += A[i][j];
+    }";
+    let prog = compile(src);
+    let rep = optimised(&prog, &PolyOptions::default());
+    let v = [("n", 50), ("m", 70)];
+    let strict = est(&prog, &rep, &v, Which::Original, false);
+    let fast = est(&prog, &rep, &v, Which::Original, true);
+    assert_eq!(strict.instances, 3500.0);
+    assert_eq!(strict.vector_ops, 0.0);
+    assert_eq!(fast.vector_ops, fast.ops);
+}
+
+#[test]
+fn predict_sums_the_entrys_scops_and_names_what_it_cannot_model() {
+    let src = "void two(int n, double A[n], double B[n]) {
+        for (int i = 0; i < n; i++)
+            A[i] = 2.0 * A[i];
+        int k = 0;
+        while (k < n) { B[k] = A[k]; k = k + 1; }
+        for (int i = 0; i < n; i++)
+            B[i] = B[i] + A[i];
+    }";
+    let prog = compile(src);
+    let rep = optimised(&prog, &PolyOptions::default());
+    let (_, f) = prog.function("two").unwrap();
+    let args = vec![
+        tessera_ir::ArgValue::Scalar(tessera_ir::Scalar::I32(1000)),
+        tessera_ir::ArgValue::Array(
+            tessera_ir::ArrayData::zeros(tessera_ir::ScalarTy::F64, &[1000]).unwrap(),
+        ),
+        tessera_ir::ArgValue::Array(
+            tessera_ir::ArrayData::zeros(tessera_ir::ScalarTy::F64, &[1000]).unwrap(),
+        ),
+    ];
+    let values = parameter_values(f, &args);
+    assert_eq!(values.len(), 1);
+    let (m, w) = (machine(), Weights::default());
+    let opts = PredictOptions {
+        machine: &m,
+        weights: &w,
+        threads: 1,
+        fast_math: false,
+        as_written: false,
+    };
+    let p = predict(&prog, &rep, "two", &values, &opts);
+    assert_eq!(p.scops, rep.scops.len());
+    assert!(p.ns > 0.0);
+    // Without the parameter's value nothing is modelled, and each SCoP says why.
+    let p = predict(&prog, &rep, "two", &HashMap::new(), &opts);
+    assert_eq!(p.scops, 0);
+    assert_eq!(p.unmodelled.len(), rep.scops.len());
+    assert!(p.unmodelled[0].contains("`n`"), "{:?}", p.unmodelled);
+}
