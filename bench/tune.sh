@@ -2,6 +2,7 @@
 # `tessera run --mode opt --tune` on example kernels at their // BENCH: size, 2 threads, with
 # a fresh wisdom file: prints every candidate's time and the choice (docs/performance.md).
 # Usage: bash bench/tune.sh [kernel ...]   (default: 2mm gemm syrk fdtd-2d jacobi-2d trmm covariance lu)
+# TUNE_PRUNE=0 times every candidate (samples for `tessera calibrate --schedules`); THREADS=1 for one thread.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
@@ -14,5 +15,5 @@ for k in "${kernels[@]}"; do
   b=$(grep -m1 '^// BENCH:' "$f" | sed 's#// BENCH: *##')
   echo "== $k ($b)"
   # shellcheck disable=SC2086
-  ./target/release/tessera run "$f" --entry "$e" --mode opt --tune --threads 2 $b | grep '^tune'
+  ./target/release/tessera run "$f" --entry "$e" --mode opt --tune --tune-prune "${TUNE_PRUNE:-2.5}" --threads "${THREADS:-2}" $b | grep "^tune"
 done

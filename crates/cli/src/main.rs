@@ -336,6 +336,14 @@ struct RunArgs {
     /// ~/.cache/tessera/wisdom-v1.json and reused.
     #[arg(long)]
     tune: bool,
+    /// With --mode opt: choose among the candidates of --tune by the schedule cost model
+    /// (`explain --candidates`) for these arguments, without timing anything.
+    #[arg(long, conflicts_with = "tune")]
+    model_choice: bool,
+    /// With --tune: candidates that the schedule cost model predicts over this factor
+    /// slower than its best prediction are not run (0: run every candidate).
+    #[arg(long, value_name = "FACTOR", default_value_t = tune::PRUNE)]
+    tune_prune: f64,
     #[command(flatten)]
     poly: PolyArgs,
 }
@@ -1018,6 +1026,17 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             "--fast-math and --no-guards apply to --mode jit/opt only",
         ));
     }
+    if !(a.tune_prune == 0.0 || a.tune_prune >= 1.0) || !a.tune_prune.is_finite() {
+        return Err(usage(format!(
+            "--tune-prune must be 0 (no pruning) or a factor of at least 1, got {}",
+            a.tune_prune
+        )));
+    }
+    if a.model_choice && a.mode != Mode::Opt {
+        return Err(usage(
+            "--model-choice chooses among optimisations: use it with --mode opt",
+        ));
+    }
     if a.tune && a.mode != Mode::Opt {
         return Err(usage(
             "--tune chooses among optimisations: use it with --mode opt",
@@ -1232,12 +1251,21 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                     tessera_runtime::Runtime::global().threads(),
                     &format!("{cpu} {features}"),
                 );
-                let c = tune::tune(&prog, fid, &args, &opts, &popts, gopts, &key).map_err(|e| {
-                    Failure {
+                let c = tune::tune(&prog, fid, &args, &opts, &popts, gopts, &key, a.tune_prune)
+                    .map_err(|e| Failure {
                         text: format!("error: {e}\n"),
                         code: 1,
-                    }
-                })?;
+                    })?;
+                print!("{}", c.log);
+                optimised = c.program;
+                &optimised
+            } else if a.mode == Mode::Opt && a.model_choice {
+                let (popts, gopts) = a.poly.options()?;
+                let c = tune::choose_by_model(&prog, fid, &args, &popts, gopts, a.fast_math)
+                    .map_err(|e| Failure {
+                        text: format!("error: {e}\n"),
+                        code: 1,
+                    })?;
                 print!("{}", c.log);
                 optimised = c.program;
                 &optimised

@@ -185,22 +185,23 @@ fn close(a: &[ArgValue], b: &[ArgValue], rel: f64) -> bool {
         })
 }
 
-/// A candidate is not run when the model predicts it over this factor slower than the
-/// best prediction.
-const PRUNE: f64 = 2.5;
+/// By default, a candidate is not run when the model predicts it over this factor slower
+/// than the best prediction (`run --tune-prune`).
+pub const PRUNE: f64 = 2.5;
 
-/// The optimiser's program and report under settings `o` (each candidate measured as it
-/// is: no run-time choice of the code as written).
+/// The optimiser's program and report under settings `o`.
 fn optimise(prog: &Program, o: &PolyOptions, gen: GenOptions) -> (Program, tessera_poly::Report) {
-    let opt = tessera::optimize(
-        prog,
-        o,
-        GenOptions {
-            versions: false,
-            ..gen
-        },
-    );
+    let opt = tessera::optimize(prog, o, gen);
     (opt.program, opt.report)
+}
+
+/// Code generation for a timed candidate: measured as it is, without the run-time choice
+/// of the code as written.
+fn unversioned(gen: GenOptions) -> GenOptions {
+    GenOptions {
+        versions: false,
+        ..gen
+    }
 }
 
 /// A candidate's program and the cost model's prediction for it.
@@ -211,8 +212,8 @@ pub struct Ranked {
     pub prediction: Option<tessera_poly::memory::Prediction>,
 }
 
-/// Optimises `prog` under every candidate's settings and predicts one call of `entry` with
-/// integer parameters `values` on `threads` threads. The code as written is predicted from
+/// Optimises `prog` under every candidate's settings (code generation `gen`) and predicts
+/// one call of `entry` with integer parameters `values` on `threads` threads. The code as written is predicted from
 /// the default candidate's SCoPs under their original schedules.
 pub fn predict_all(
     prog: &Program,
@@ -224,7 +225,7 @@ pub fn predict_all(
     fast_math: bool,
 ) -> Vec<Ranked> {
     let machine = tessera_poly::memory::Machine::detect();
-    let (weights, _) = load_weights(machine.levels.len());
+    let (weights, _) = load_weights(&machine);
     let predict = |report: &tessera_poly::Report, as_written: bool| {
         let p = tessera_poly::memory::predict(
             prog,
@@ -322,7 +323,7 @@ pub fn explain_candidates(
     let ranked = predict_all(prog, entry, &values, &cands, gen, threads, fast_math);
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     let machine = tessera_poly::memory::Machine::detect();
-    let (weights, source) = load_weights(machine.levels.len());
+    let (weights, source) = load_weights(&machine);
     let mut out = String::new();
     let levels: Vec<String> = machine
         .levels
@@ -335,18 +336,18 @@ pub fn explain_candidates(
         if shown.is_empty() { "no parameters".to_string() } else { shown.join(", ") },
         if threads == 1 { "" } else { "s" }
     );
+    let names = tessera_poly::memory::term_names(&machine);
     let _ = writeln!(
         out,
-        "cost model: work (loads, stores, flops; / {} lanes where the innermost loop vectorises) x {} ns, plus cache lines taken in by {} (isl footprints of the schedule) x {} ns; divided by the threads where a loop is parallel (memory lines shared); {source}",
+        "cost model: work (loads, stores, flops; / {} lanes where the innermost loop vectorises), innermost loop starts, and cache lines taken in by {} (isl footprints of the schedule); divided by the threads where a loop is parallel (memory lines shared); ns per unit: {}; {source}",
         machine.vector_bytes / 8,
-        weights.op_ns,
         levels.join(", "),
-        weights
-            .line_ns
+        names
             .iter()
-            .map(|w| w.to_string())
+            .zip(&weights.ns)
+            .map(|(n, w)| format!("{n} {w:.3}"))
             .collect::<Vec<_>>()
-            .join("/")
+            .join(", ")
     );
     let mut order: Vec<usize> = (0..cands.len()).collect();
     let key = |k: &usize| {
@@ -355,18 +356,22 @@ pub fn explain_candidates(
             .as_ref()
             .map_or(f64::INFINITY, |p| p.ns)
     };
-    order.sort_by(|a, b| key(a).total_cmp(&key(b)));
-    let mut head = format!("  {:>4}  {:>12}  {:>10}", "rank", "predicted ms", "work ms");
+    // On a tie the optimiser's code first (see `tune`).
+    order.sort_by(|a, b| key(a).total_cmp(&key(b)).then((*a == 0).cmp(&(*b == 0))));
+    let mut head = format!(
+        "  {:>4}  {:>12}  {:>10}  {:>10}",
+        "rank", "predicted ms", "work ms", "starts ms"
+    );
     for l in &machine.levels {
         head.push_str(&format!("  {:>10}", format!("{} ms", l.name)));
     }
     let _ = writeln!(out, "{head}  candidate");
     let terms = |p: &tessera_poly::memory::Prediction| -> Vec<f64> {
-        let mut t = vec![p.features[0] * weights.op_ns / 1e6];
-        for (x, w) in p.features[1..].iter().zip(&weights.line_ns) {
-            t.push(x * w / 1e6);
-        }
-        t
+        p.features
+            .iter()
+            .zip(&weights.ns)
+            .map(|(x, w)| x * w / 1e6)
+            .collect()
     };
     let mut rank = 0;
     for &k in &order {
@@ -414,8 +419,6 @@ pub fn explain_candidates(
             ranked[b].prediction.as_ref().expect("filtered"),
         );
         let (ta, tb) = (terms(pa), terms(pb));
-        let mut names = vec!["work".to_string()];
-        names.extend(machine.levels.iter().map(|l| format!("{} lines", l.name)));
         let (i, d) = ta
             .iter()
             .zip(&tb)
@@ -460,10 +463,12 @@ pub fn weights_path() -> Option<PathBuf> {
     Some(tessera_cost::calibrate::cache_dir()?.join("schedule-weights-v1.json"))
 }
 
-/// The weights of the schedule cost model for `levels` cache levels: the calibrated ones
-/// when their file exists and fits, else the defaults; and where they came from.
-pub fn load_weights(levels: usize) -> (tessera_poly::memory::Weights, String) {
-    let d = tessera_poly::memory::Weights::default();
+/// The weights of the schedule cost model for machine `m`: the calibrated ones when their
+/// file exists and has one per term, else the uncalibrated defaults; and where they came
+/// from.
+pub fn load_weights(m: &tessera_poly::memory::Machine) -> (tessera_poly::memory::Weights, String) {
+    let d = tessera_poly::memory::Weights::uncalibrated(m);
+    let terms = d.ns.len();
     let Some(path) = weights_path() else {
         return (d, "weights not calibrated".into());
     };
@@ -477,14 +482,11 @@ pub fn load_weights(levels: usize) -> (tessera_poly::memory::Weights, String) {
                 .iter()
                 .filter_map(|x| x.as_f64())
                 .collect();
-            (w.len() == levels + 1 && w.iter().all(|x| x.is_finite() && *x >= 0.0)).then_some(w)
+            (w.len() == terms && w.iter().all(|x| x.is_finite() && *x >= 0.0)).then_some(w)
         });
     match parsed {
         Some(w) => (
-            tessera_poly::memory::Weights {
-                op_ns: w[0],
-                line_ns: w[1..].to_vec(),
-            },
+            tessera_poly::memory::Weights { ns: w },
             format!("weights calibrated ({})", path.display()),
         ),
         None => (
@@ -552,7 +554,10 @@ pub fn calibrate_schedules() -> Result<String, String> {
         )
     })?;
     let samples = read_samples(&text);
-    let n_feat = samples.first().map_or(0, |s| s.features.len());
+    // Samples of another version of the model (another number of terms) are left out.
+    let machine = tessera_poly::memory::Machine::detect();
+    let names = tessera_poly::memory::term_names(&machine);
+    let n_feat = names.len();
     let samples: Vec<&ScheduleSample> = samples
         .iter()
         .filter(|s| s.features.len() == n_feat)
@@ -588,13 +593,13 @@ pub fn calibrate_schedules() -> Result<String, String> {
     );
     let _ = writeln!(
         out,
-        "weights (ns): work {:.4}, lines {}",
-        w[0],
-        w[1..]
+        "weights (ns per unit): {}",
+        names
             .iter()
-            .map(|x| format!("{x:.3}"))
+            .zip(&w)
+            .map(|(n, x)| format!("{n} {x:.4}"))
             .collect::<Vec<_>>()
-            .join(" / ")
+            .join(", ")
     );
     let _ = writeln!(
         out,
@@ -662,6 +667,62 @@ pub fn calibrate_schedules() -> Result<String, String> {
     Ok(out)
 }
 
+/// `run --mode opt --model-choice`: optimises `prog` under every candidate's settings,
+/// predicts one call with `args`, and returns the program of the candidate predicted
+/// fastest (generated with `gen`, so that optimised regions keep the JIT's run-time
+/// choice of the code as written). Nothing is timed.
+pub fn choose_by_model(
+    prog: &Program,
+    fid: FuncId,
+    args: &[ArgValue],
+    base: &PolyOptions,
+    gen: GenOptions,
+    fast_math: bool,
+) -> Result<Choice, String> {
+    let entry = &prog.functions[fid.0 as usize];
+    let values = tessera_poly::memory::parameter_values(entry, args);
+    let threads = tessera_runtime::Runtime::global().threads();
+    let cands = candidates(base);
+    let t0 = Instant::now();
+    let ranked = predict_all(prog, &entry.name, &values, &cands, gen, threads, fast_math);
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut order: Vec<usize> = (0..cands.len())
+        .filter(|&k| ranked[k].prediction.is_some())
+        .collect();
+    let key = |k: usize| {
+        ranked[k]
+            .prediction
+            .as_ref()
+            .map_or(f64::INFINITY, |p| p.ns)
+    };
+    order.sort_by(|&a, &b| key(a).total_cmp(&key(b)).then((a == 0).cmp(&(b == 0))));
+    let Some(&win) = order.first() else {
+        // Nothing modelled: the optimiser's default.
+        return Ok(Choice {
+            program: ranked.into_iter().nth(1).map(|r| r.program).unwrap_or_else(|| prog.clone()),
+            log: format!(
+                "model: no SCoP of `{}` could be predicted at these sizes; the optimiser's default\n",
+                entry.name
+            ),
+        });
+    };
+    let runner = order
+        .iter()
+        .find(|&&k| ranked[k].program != ranked[win].program)
+        .map(|&k| format!("; next `{}`, {:.3} ms", cands[k].name, key(k) / 1e6))
+        .unwrap_or_default();
+    let log = format!(
+        "model: chose `{}`, predicted {:.3} ms{runner} ({} candidates optimised and predicted in {ms:.0} ms)\n",
+        cands[win].name,
+        key(win) / 1e6,
+        cands.len()
+    );
+    Ok(Choice {
+        program: ranked.into_iter().nth(win).expect("index").program,
+        log,
+    })
+}
+
 /// What `tune` chose.
 pub struct Choice {
     /// The program to compile (optimised or as written).
@@ -682,6 +743,7 @@ pub fn tune(
     base: &PolyOptions,
     gen: GenOptions,
     key: &str,
+    prune: f64,
 ) -> Result<Choice, String> {
     let cands = candidates(base);
     let path = wisdom_path();
@@ -689,7 +751,7 @@ pub fn tune(
     let build = |c: &Candidate| -> Program {
         match &c.poly {
             None => prog.clone(),
-            Some(o) => optimise(prog, o, gen).0,
+            Some(o) => optimise(prog, o, unversioned(gen)).0,
         }
     };
     if let Some(name) = wisdom.get(key) {
@@ -717,7 +779,7 @@ pub fn tune(
         &entry.name,
         &values,
         &cands,
-        gen,
+        unversioned(gen),
         threads,
         jit_opts.fast_math,
     );
@@ -741,10 +803,10 @@ pub fn tune(
             ..
         } = r;
         // The code as written (the reference for the outputs) and the default always run.
-        if let (true, Some(b), Some(pr)) = (k >= 2, best_pred, &predicted) {
-            if pr.ns > PRUNE * b {
+        if let (true, Some(b), Some(pr)) = (k >= 2 && prune > 0.0, best_pred, &predicted) {
+            if pr.ns > prune * b {
                 log.push_str(&format!(
-                    "tune: `{}`: predicted {:.3} ms, over {PRUNE}x the best prediction ({:.3} ms); not run\n",
+                    "tune: `{}`: predicted {:.3} ms, over {prune}x the best prediction ({:.3} ms); not run\n",
                     c.name,
                     pr.ns / 1e6,
                     b / 1e6
@@ -873,7 +935,12 @@ pub fn tune(
         .iter()
         .enumerate()
         .filter_map(|(j, l)| l.predicted.as_ref().map(|p| (p.ns, j)))
-        .min_by(|a, b| a.0.total_cmp(&b.0));
+        // On a tie the optimiser's code wins: it runs the same schedule unguarded under
+        // the entry test.
+        .min_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then((live[a.1].cand == 0).cmp(&(live[b.1].cand == 0)))
+        });
     if let Some((_, j)) = model_pick {
         let m = medians[j];
         log.push_str(&format!(

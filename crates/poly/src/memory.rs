@@ -21,7 +21,8 @@
 //! Approximations, stated once: one representative prefix per depth (boundary tiles and
 //! triangular domains differ), no conflict misses beyond the factor 1/2, rows of a
 //! footprint assumed contiguous in their last subscript, no hardware prefetching (the
-//! weights of [`Weights`] absorb it), the work of a statement counted as its loads, stores
+//! weights of [`Weights`] absorb it), the start of each run of the innermost loop a term of
+//! its own (a tiled loop starts more often), the work of a statement counted as its loads, stores
 //! and floating-point operations, divided by the vector width where its innermost loop has
 //! only unit-stride or invariant accesses and is not a floating-point reduction (LLVM does
 //! not reorder those without `--fast-math`) or is a register micro-kernel.
@@ -129,6 +130,9 @@ pub struct Estimate {
     pub ops: f64,
     /// Of `ops`, those in statements whose innermost loop vectorises.
     pub vector_ops: f64,
+    /// Runs of the innermost loop (instances / the innermost trip count of the
+    /// representative prefix).
+    pub loop_starts: f64,
     /// Per cache level of the [`Machine`], the lines it takes in.
     pub misses: Vec<f64>,
     /// True when the schedule has a parallel loop.
@@ -137,30 +141,42 @@ pub struct Estimate {
     pub depths: Vec<Depth>,
 }
 
-/// The time per unit of each term, in nanoseconds.
+/// The time per unit of each term of [`Estimate::features`], in nanoseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Weights {
-    /// Per scalar operation (a vector operation costs the same as a scalar one).
-    pub op_ns: f64,
-    /// Per line taken in, per level (innermost first).
-    pub line_ns: Vec<f64>,
+    /// One weight per term.
+    pub ns: Vec<f64>,
 }
 
-impl Default for Weights {
-    /// Uncalibrated figures for a 3 GHz x86 core: 4 operations per ns; a line into L1 from
-    /// L2 in 2 cycles, into L2 from L3 in 4, into L3 from memory at 15 GB/s.
-    fn default() -> Weights {
-        Weights {
-            op_ns: 0.25,
-            line_ns: vec![0.7, 1.3, 4.3],
+impl Weights {
+    /// Uncalibrated figures for a 3 GHz x86 core, for `m`'s cache levels: 4 operations per
+    /// ns; 5 ns to start an innermost loop (set-up, the vector loop's remainder); a line
+    /// into L1 from L2 in 2 cycles, into L2 from L3 in 4, into the last level from memory
+    /// at 15 GB/s.
+    pub fn uncalibrated(m: &Machine) -> Weights {
+        let mut ns = vec![0.25, 5.0];
+        let lines = [0.7, 1.3, 4.3];
+        let n = m.levels.len();
+        for k in 0..n {
+            // The last level always takes its lines from memory.
+            ns.push(if k + 1 == n { 4.3 } else { lines[k.min(1)] });
         }
+        Weights { ns }
     }
 }
 
+/// The names of the terms of [`Estimate::features`] for `m`.
+pub fn term_names(m: &Machine) -> Vec<String> {
+    let mut v = vec!["work".to_string(), "loop starts".to_string()];
+    v.extend(m.levels.iter().map(|l| format!("{} lines", l.name)));
+    v
+}
+
 impl Estimate {
-    /// The terms of the linear model in the order of [`Weights`] (operations after
-    /// vectorisation, then lines per level), each divided by the threads that share it on
-    /// `threads` threads: everything but the last level's lines (memory bandwidth is shared).
+    /// The terms of the linear model (see [`term_names`]): operations after vectorisation,
+    /// innermost loop starts, then lines per level; each divided by the threads that share
+    /// it on `threads` threads where the schedule has a parallel loop: everything but the
+    /// last level's lines (memory bandwidth is shared).
     pub fn features(&self, m: &Machine, threads: usize) -> Vec<f64> {
         let p = if self.parallel {
             threads.max(1) as f64
@@ -168,7 +184,10 @@ impl Estimate {
             1.0
         };
         let lanes = (m.vector_bytes / 8).max(1) as f64;
-        let mut v = vec![((self.ops - self.vector_ops) + self.vector_ops / lanes) / p];
+        let mut v = vec![
+            ((self.ops - self.vector_ops) + self.vector_ops / lanes) / p,
+            self.loop_starts / p,
+        ];
         let n = self.misses.len();
         for (k, x) in self.misses.iter().enumerate() {
             v.push(if k + 1 == n { *x } else { x / p });
@@ -178,12 +197,11 @@ impl Estimate {
 
     /// The predicted time in nanoseconds.
     pub fn predict_ns(&self, m: &Machine, w: &Weights, threads: usize) -> f64 {
-        let f = self.features(m, threads);
-        let mut t = f[0] * w.op_ns;
-        for (x, c) in f[1..].iter().zip(&w.line_ns) {
-            t += x * c;
-        }
-        t
+        self.features(m, threads)
+            .iter()
+            .zip(&w.ns)
+            .map(|(x, c)| x * c)
+            .sum()
     }
 }
 
@@ -304,6 +322,32 @@ fn lines(ctx: &Ctx, params: &str, elems: &USet<'_>, arr: &Arr) -> Result<f64, Is
     Ok((rows * ((width - 1.0) / arr.per_line + 1.0)).min(n))
 }
 
+/// The fewest `for` loops around a call of statement `stmt` in `a` (`depth` loops outside).
+fn loop_depth(a: &crate::isl::Ast, stmt: &str, depth: usize, out: &mut Option<usize>) {
+    use crate::isl::{Ast, AstExpr};
+    match a {
+        Ast::User(AstExpr::Op(_, args)) => {
+            if matches!(args.first(), Some(AstExpr::Id(n)) if n == stmt) {
+                *out = Some(out.map_or(depth, |d| d.min(depth)));
+            }
+        }
+        Ast::User(_) => {}
+        Ast::For { body, .. } => loop_depth(body, stmt, depth + 1, out),
+        Ast::Mark(_, body) => loop_depth(body, stmt, depth, out),
+        Ast::If(_, t, e) => {
+            loop_depth(t, stmt, depth, out);
+            if let Some(e) = e {
+                loop_depth(e, stmt, depth, out);
+            }
+        }
+        Ast::Block(v) => {
+            for x in v {
+                loop_depth(x, stmt, depth, out);
+            }
+        }
+    }
+}
+
 /// Estimates the work and the cache lines of SCoP `s` of function `f` under its final or
 /// original schedule, with the parameters bound by `values`.
 pub fn estimate(
@@ -390,6 +434,7 @@ pub fn estimate(
             instances: total,
             ops,
             vector_ops,
+            loop_starts: total,
             misses: vec![0.0; m.levels.len()],
             parallel,
             depths: Vec::new(),
@@ -513,6 +558,27 @@ pub fn estimate(
                 new_lines,
             });
         }
+        // The innermost loop: the generated code has `L` loops around the largest
+        // statement (fewest where its instances sit at several depths: the full tiles,
+        // whose register-tile strips are unrolled); they are the outermost `L` schedule
+        // dimensions that take two or more values under the representative prefix (the
+        // unrolled ones are innermost). It starts once per prefix of the dimensions
+        // outside it.
+        let loops = match which {
+            Which::Final => {
+                let mut l = None;
+                loop_depth(&a.ast, &st.name, 0, &mut l);
+                l.unwrap_or(st.loops.len())
+            }
+            Which::Original => st.loops.len(),
+        };
+        let ds = &est.depths;
+        let varying: Vec<usize> = (0..ds.len().saturating_sub(1))
+            .filter(|&d| ds[d].instances >= 2.0 * ds[d + 1].instances)
+            .collect();
+        if let Some(&d) = varying.get(loops.saturating_sub(1)).or(varying.last()) {
+            est.loop_starts = total / ds[d].instances;
+        }
         for (li, level) in m.levels.iter().enumerate() {
             let cap = level.bytes as f64 / m.line_bytes as f64 / 2.0;
             let ds = &est.depths;
@@ -590,7 +656,7 @@ pub fn predict(
 ) -> Prediction {
     let mut out = Prediction {
         ns: 0.0,
-        features: vec![0.0; 1 + opts.machine.levels.len()],
+        features: vec![0.0; 2 + opts.machine.levels.len()],
         scops: 0,
         unmodelled: Vec::new(),
     };

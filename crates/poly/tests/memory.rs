@@ -99,6 +99,8 @@ fn a_stream_takes_in_its_compulsory_lines_at_every_level() {
         assert_eq!(e.ops, 2.0 * n as f64);
         // Unit stride, no reduction: vectorised.
         assert_eq!(e.vector_ops, e.ops);
+        // One run of the only loop.
+        assert_eq!(e.loop_starts, 1.0);
         // Two arrays of n doubles, 8 per line: (n - 1) / 8 + 1 lines each (rows assumed
         // not aligned to lines), once, whatever the capacity.
         let compulsory = 2.0 * ((n - 1) as f64 / 8.0 + 1.0);
@@ -131,6 +133,8 @@ fn counts_are_exact_and_a_column_walk_costs_a_line_per_instance() {
     // reduction over k: not vectorised, with or without fast-math (the stride).
     assert_eq!(orig.vector_ops, 0.0);
     assert!(!orig.parallel);
+    // The k loop starts once per (i, j).
+    assert_eq!(orig.loop_starts, (n * n) as f64);
     // Each instance takes a new line of B into L1 (B's column, 600 lines, does not fit in
     // half of L1 with A's row; it fits in L2): about n^3 L1 lines.
     assert!(
@@ -144,13 +148,21 @@ fn counts_are_exact_and_a_column_walk_costs_a_line_per_instance() {
     assert_eq!(fin.instances, orig.instances);
     assert_eq!(fin.ops, orig.ops);
     assert!(fin.vector_ops > 0.0);
+    // Register-tile dimensions are unrolled, not loops: the innermost loop runs at least
+    // 16 iterations per start.
+    assert!(
+        fin.loop_starts * 16.0 <= fin.instances,
+        "{}",
+        fin.loop_starts
+    );
     assert!(
         fin.misses[0] * 10.0 < orig.misses[0],
         "final {:?} original {:?}",
         fin.misses,
         orig.misses
     );
-    let (m, w) = (machine(), Weights::default());
+    let m = machine();
+    let w = Weights::uncalibrated(&m);
     for t in [1, 2] {
         assert!(fin.predict_ns(&m, &w, t) < orig.predict_ns(&m, &w, t));
     }
@@ -197,7 +209,8 @@ fn predict_sums_the_entrys_scops_and_names_what_it_cannot_model() {
     ];
     let values = parameter_values(f, &args);
     assert_eq!(values.len(), 1);
-    let (m, w) = (machine(), Weights::default());
+    let m = machine();
+    let w = Weights::uncalibrated(&m);
     let opts = PredictOptions {
         machine: &m,
         weights: &w,
