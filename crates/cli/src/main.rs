@@ -1251,11 +1251,16 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                     tessera_runtime::Runtime::global().threads(),
                     &format!("{cpu} {features}"),
                 );
-                let c = tune::tune(&prog, fid, &args, &opts, &popts, gopts, &key, a.tune_prune)
-                    .map_err(|e| Failure {
+                let how = tune::Tuning {
+                    key: &key,
+                    prune: a.tune_prune,
+                };
+                let c = tune::tune(&prog, fid, &args, &opts, &popts, gopts, how).map_err(|e| {
+                    Failure {
                         text: format!("error: {e}\n"),
                         code: 1,
-                    })?;
+                    }
+                })?;
                 print!("{}", c.log);
                 optimised = c.program;
                 &optimised

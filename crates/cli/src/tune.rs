@@ -210,6 +210,8 @@ pub struct Ranked {
     pub program: Program,
     /// The prediction, when the model covers at least one SCoP of the entry.
     pub prediction: Option<tessera_poly::memory::Prediction>,
+    /// Without a prediction: why each SCoP was not modelled.
+    pub unmodelled: Vec<String>,
 }
 
 /// Optimises `prog` under every candidate's settings (code generation `gen`) and predicts
@@ -227,7 +229,7 @@ pub fn predict_all(
     let machine = tessera_poly::memory::Machine::detect();
     let (weights, _) = load_weights(&machine);
     let predict = |report: &tessera_poly::Report, as_written: bool| {
-        let p = tessera_poly::memory::predict(
+        tessera_poly::memory::predict(
             prog,
             report,
             entry,
@@ -239,8 +241,7 @@ pub fn predict_all(
                 fast_math,
                 as_written,
             },
-        );
-        (p.scops > 0).then_some(p)
+        )
     };
     let built: Vec<(Program, Option<tessera_poly::Report>)> = cands
         .iter()
@@ -259,12 +260,18 @@ pub fn predict_all(
         let same = out.iter().position(|r| r.program == *program);
         let prediction = match (same, report) {
             (Some(k), _) => out[k].prediction.clone(),
-            (None, Some(r)) => predict(r, false),
-            (None, None) => default_report.and_then(|r| predict(r, true)),
+            (None, Some(r)) => Some(predict(r, false)),
+            (None, None) => default_report.map(|r| predict(r, true)),
+        };
+        let (prediction, unmodelled) = match prediction {
+            Some(p) if p.scops > 0 => (Some(p), Vec::new()),
+            Some(p) => (None, p.unmodelled),
+            None => (None, Vec::new()),
         };
         out.push(Ranked {
             program: program.clone(),
             prediction,
+            unmodelled,
         });
     }
     out
@@ -339,7 +346,7 @@ pub fn explain_candidates(
     let names = tessera_poly::memory::term_names(&machine);
     let _ = writeln!(
         out,
-        "cost model: work (loads, stores, flops; / {} lanes where the innermost loop vectorises), innermost loop starts, and cache lines taken in by {} (isl footprints of the schedule); divided by the threads where a loop is parallel (memory lines shared); ns per unit: {}; {source}",
+        "cost model: work (loads, stores, flops; / {} lanes where the innermost loop vectorises), instances in a chain (a dependence or float reduction the innermost loop carries), innermost loop starts, and cache lines taken in by {} (isl footprints of the schedule); divided by the threads where a loop is parallel (memory lines shared); ns per unit: {}; {source}",
         machine.vector_bytes / 8,
         levels.join(", "),
         names
@@ -359,8 +366,8 @@ pub fn explain_candidates(
     // On a tie the optimiser's code first (see `tune`).
     order.sort_by(|a, b| key(a).total_cmp(&key(b)).then((*a == 0).cmp(&(*b == 0))));
     let mut head = format!(
-        "  {:>4}  {:>12}  {:>10}  {:>10}",
-        "rank", "predicted ms", "work ms", "starts ms"
+        "  {:>4}  {:>12}  {:>10}  {:>10}  {:>10}",
+        "rank", "predicted ms", "work ms", "chains ms", "starts ms"
     );
     for l in &machine.levels {
         head.push_str(&format!("  {:>10}", format!("{} ms", l.name)));
@@ -403,6 +410,9 @@ pub fn explain_candidates(
                     "  {:>4}  no prediction (no SCoP of the entry is modelled): {name}",
                     "-"
                 );
+                for u in &ranked[k].unmodelled {
+                    let _ = writeln!(out, "        not modelled: {u}");
+                }
             }
         }
     }
@@ -613,6 +623,7 @@ pub fn calibrate_schedules() -> Result<String, String> {
     // Leave one kernel run out: fit on the others, predict its candidates, and choose.
     let mut errs = Vec::new();
     let mut picks = Vec::new();
+    let mut defaults = Vec::new();
     let mut lines = Vec::new();
     for k in &keys {
         let rest: Vec<&ScheduleSample> = samples.iter().copied().filter(|s| s.key != *k).collect();
@@ -627,22 +638,39 @@ pub fn calibrate_schedules() -> Result<String, String> {
             .min_by(|a, b| pred(&wk, a).total_cmp(&pred(&wk, b)))
             .expect("non-empty");
         picks.push(pick.ms / best);
+        let default = mine
+            .iter()
+            .find(|s| s.name == "optimised")
+            .map(|s| s.ms / best);
+        if let Some(d) = default {
+            defaults.push(d);
+        }
+        let fastest = mine
+            .iter()
+            .min_by(|a, b| a.ms.total_cmp(&b.ms))
+            .expect("non-empty");
         lines.push(format!(
-            "  {k}: chooses `{}`, {:.2}x the fastest measured ({} candidates)",
+            "  {k}: chooses `{}`, {:.2}x the fastest measured (`{}`); the default {} ({} candidates)",
             pick.name,
             pick.ms / best,
+            fastest.name,
+            default.map_or("not measured".to_string(), |d| format!("{d:.2}x")),
             mine.len()
         ));
     }
     if !errs.is_empty() {
         let q = |v: &[f64], p: f64| tessera_cost::calibrate::quantile(v, p);
+        let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp();
+        let worst = |v: &[f64]| v.iter().copied().fold(1.0, f64::max);
         let _ = writeln!(
             out,
-            "leave one kernel run out: relative error median {:.1}%, p90 {:.1}%; the choice is {:.2}x the fastest candidate (geomean), worst {:.2}x",
+            "leave one kernel run out: relative error median {:.1}%, p90 {:.1}%; the model's choice is {:.2}x the fastest candidate (geomean), worst {:.2}x; the optimiser's default {:.2}x, worst {:.2}x",
             100.0 * q(&errs, 0.5),
             100.0 * q(&errs, 0.9),
-            (picks.iter().map(|x| x.ln()).sum::<f64>() / picks.len() as f64).exp(),
-            picks.iter().copied().fold(1.0, f64::max)
+            geo(&picks),
+            worst(&picks),
+            geo(&defaults),
+            worst(&defaults)
         );
         for l in lines {
             let _ = writeln!(out, "{l}");
@@ -734,6 +762,15 @@ pub struct Choice {
 /// Timed rounds per candidate.
 const ROUNDS: usize = 4;
 
+/// How [`tune`] runs: the wisdom key of the call ([`key`]) and the pruning factor
+/// ([`PRUNE`]; 0 runs every candidate).
+pub struct Tuning<'a> {
+    /// The wisdom key.
+    pub key: &'a str,
+    /// Candidates predicted over this factor slower than the best prediction are not run.
+    pub prune: f64,
+}
+
 /// Chooses among [`candidates`] for this call (or takes the choice from the wisdom file).
 pub fn tune(
     prog: &Program,
@@ -742,9 +779,9 @@ pub fn tune(
     jit_opts: &tessera_jit::Options,
     base: &PolyOptions,
     gen: GenOptions,
-    key: &str,
-    prune: f64,
+    how: Tuning<'_>,
 ) -> Result<Choice, String> {
+    let Tuning { key, prune } = how;
     let cands = candidates(base);
     let path = wisdom_path();
     let mut wisdom = path.as_ref().map(load_wisdom).unwrap_or_default();

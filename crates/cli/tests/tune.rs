@@ -248,7 +248,7 @@ fn explain_ranks_the_candidates() {
             "candidate `{c}` missing:\n{out}"
         );
     }
-    // Rank 1 is a row of five numbers and the name; the reason names a term.
+    // Rank 1 is a row of six numbers and the name; the reason names a term.
     let first = out
         .lines()
         .find(|l| l.trim_start().starts_with("1 "))
@@ -256,10 +256,10 @@ fn explain_ranks_the_candidates() {
     let nums = first
         .split_whitespace()
         .skip(1)
-        .take(5)
+        .take(6)
         .filter(|x| x.parse::<f64>().is_ok())
         .count();
-    assert_eq!(nums, 5, "{first}");
+    assert_eq!(nums, 6, "{first}");
     assert!(
         out.lines()
             .any(|l| l.starts_with("chosen: `") && l.contains("largest difference")),
@@ -276,4 +276,58 @@ fn explain_ranks_the_candidates() {
     );
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("--candidates"), "{err}");
+}
+
+/// `run --mode opt --model-choice`: the candidate the model predicts fastest runs, with
+/// the interpreter's results, and nothing is timed; the flag's misuse is a usage error.
+#[test]
+fn model_choice_runs_the_predicted_best() {
+    let dir = scratch_dir("tune-model-choice");
+    let wisdom = dir.join("wisdom.json");
+    let k = "examples/kernels/syrk.c";
+    let size = [
+        "--entry",
+        "syrk",
+        "-D",
+        "n=37",
+        "-D",
+        "m=29",
+        "-D",
+        "alpha=1.5",
+        "-D",
+        "beta=1.2",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&str> {
+        let mut v = vec!["run", k];
+        v.extend_from_slice(&size);
+        v.extend_from_slice(extra);
+        v
+    };
+    let (code, oracle, err) = run(&with(&["--mode", "interp"]), &wisdom);
+    assert_eq!(code, 0, "{oracle}{err}");
+    let want = checksums(&oracle);
+    assert!(!want.is_empty(), "{oracle}");
+    for threads in ["1", "2"] {
+        let (code, out, err) = run(
+            &with(&["--mode", "opt", "--model-choice", "--threads", threads]),
+            &wisdom,
+        );
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("model: chose `") && l.contains("predicted")),
+            "{out}"
+        );
+        assert!(!out.contains("median of"), "{out}");
+        assert_eq!(checksums(&out), want, "{out}");
+    }
+    assert!(!wisdom.exists(), "--model-choice keeps no wisdom");
+    for bad in [
+        with(&["--mode", "jit", "--model-choice"]),
+        with(&["--mode", "opt", "--model-choice", "--tune"]),
+        with(&["--mode", "opt", "--tune", "--tune-prune", "0.5"]),
+    ] {
+        let (code, out, err) = run(&bad, &wisdom);
+        assert_eq!(code, 2, "{bad:?}: {out}{err}");
+    }
 }

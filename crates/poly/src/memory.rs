@@ -115,9 +115,11 @@ pub enum Which {
 pub struct Depth {
     /// Statement instances with the representative prefix.
     pub instances: f64,
-    /// Cache lines they touch.
+    /// Cache lines they touch (below the first depth whose lines fit in half the
+    /// smallest level, that depth's: deeper footprints decide nothing).
     pub lines: f64,
-    /// Of those, lines the previous prefix did not touch.
+    /// Of those, lines the previous prefix did not touch (computed at the depths a cache
+    /// level holds; elsewhere equal to `lines`).
     pub new_lines: f64,
 }
 
@@ -130,6 +132,9 @@ pub struct Estimate {
     pub ops: f64,
     /// Of `ops`, those in statements whose innermost loop vectorises.
     pub vector_ops: f64,
+    /// Instances whose innermost loop is a chain (a dependence or a floating-point
+    /// reduction it carries, kept in order): each waits for the previous one's result.
+    pub chained: f64,
     /// Runs of the innermost loop (instances / the innermost trip count of the
     /// representative prefix).
     pub loop_starts: f64,
@@ -150,11 +155,11 @@ pub struct Weights {
 
 impl Weights {
     /// Uncalibrated figures for a 3 GHz x86 core, for `m`'s cache levels: 4 operations per
-    /// ns; 5 ns to start an innermost loop (set-up, the vector loop's remainder); a line
+    /// ns; 1.3 ns per chained instance (a floating-point add's 4-cycle latency); 5 ns to start an innermost loop (set-up, the vector loop's remainder); a line
     /// into L1 from L2 in 2 cycles, into L2 from L3 in 4, into the last level from memory
     /// at 15 GB/s.
     pub fn uncalibrated(m: &Machine) -> Weights {
-        let mut ns = vec![0.25, 5.0];
+        let mut ns = vec![0.25, 1.3, 5.0];
         let lines = [0.7, 1.3, 4.3];
         let n = m.levels.len();
         for k in 0..n {
@@ -167,14 +172,18 @@ impl Weights {
 
 /// The names of the terms of [`Estimate::features`] for `m`.
 pub fn term_names(m: &Machine) -> Vec<String> {
-    let mut v = vec!["work".to_string(), "loop starts".to_string()];
+    let mut v = vec![
+        "work".to_string(),
+        "chained instances".to_string(),
+        "loop starts".to_string(),
+    ];
     v.extend(m.levels.iter().map(|l| format!("{} lines", l.name)));
     v
 }
 
 impl Estimate {
     /// The terms of the linear model (see [`term_names`]): operations after vectorisation,
-    /// innermost loop starts, then lines per level; each divided by the threads that share
+    /// chained instances, innermost loop starts, then lines per level; each divided by the threads that share
     /// it on `threads` threads where the schedule has a parallel loop: everything but the
     /// last level's lines (memory bandwidth is shared).
     pub fn features(&self, m: &Machine, threads: usize) -> Vec<f64> {
@@ -186,6 +195,7 @@ impl Estimate {
         let lanes = (m.vector_bytes / 8).max(1) as f64;
         let mut v = vec![
             ((self.ops - self.vector_ops) + self.vector_ops / lanes) / p,
+            self.chained / p,
             self.loop_starts / p,
         ];
         let n = self.misses.len();
@@ -235,19 +245,70 @@ fn stmt_ops(st: &crate::scop::PolyStmt) -> f64 {
 /// True when `st`'s innermost loop over `v` vectorises: every array access unit-stride or
 /// invariant in `v`, and no floating-point element written invariant in `v` (a reduction)
 /// unless `fast_math`.
-fn vectorises(f: &Function, st: &crate::scop::PolyStmt, v: VarId, fast_math: bool) -> bool {
-    if crate::model::strided_accesses(st, v) > 0 {
-        return false;
-    }
-    st.accesses.iter().all(|a| {
-        let write = a.kind == crate::scop::AccessKind::Write;
-        let invariant = a.idx.iter().all(|x| !x.terms.contains_key(&v));
+/// Whether `st`'s innermost loop over `v` runs as vectors, and whether its iterations form a
+/// chain, each waiting for the previous one's result. `carried`: a dependence joins two of
+/// its iterations ([`carried_by`]). A floating-point reduction (an element written in every
+/// iteration: a subscript invariant in `v`) is reordered into vectors only with
+/// `fast_math`; any other carried dependence keeps the loop scalar and in order. Strided
+/// accesses keep it scalar.
+fn inner_loop(
+    f: &Function,
+    st: &crate::scop::PolyStmt,
+    v: VarId,
+    fast_math: bool,
+    carried: bool,
+) -> (bool, bool) {
+    let reduction = st.accesses.iter().any(|a| {
         let float = match &f.var(a.var).kind {
             VarKind::Array { elem, .. } => elem.is_float(),
             VarKind::Scalar(t) => t.is_float(),
         };
-        !(write && invariant && float && !fast_math)
-    })
+        a.kind == crate::scop::AccessKind::Write
+            && float
+            && a.idx.iter().all(|x| !x.terms.contains_key(&v))
+    });
+    let reordered = fast_math && reduction;
+    let chain = carried && !reordered;
+    let vector = crate::model::strided_accesses(st, v) == 0 && !chain;
+    (vector, chain)
+}
+
+/// True when some dependence of `deps` joins two instances of `st` whose times under
+/// `sched` (a flat map with `n` output dimensions) differ only in dimension `q`: a dependence
+/// carried by the loop of that dimension when it is innermost.
+fn carried_by(
+    ctx: &Ctx,
+    params: &str,
+    sched: &crate::isl::UMap<'_>,
+    deps: &crate::isl::UMap<'_>,
+    st: &crate::scop::PolyStmt,
+    (q, n): (usize, usize),
+) -> Result<bool, IslError> {
+    let its: Vec<String> = (0..st.loops.len()).map(|k| format!("i{k}")).collect();
+    let mine = ctx.union_set(&format!(
+        "{params} -> {{ {}[{}] }}",
+        st.name,
+        its.join(", ")
+    ))?;
+    let s = sched.clone().intersect_domain(mine)?;
+    let t: Vec<String> = (0..n).map(|k| format!("t{k}")).collect();
+    let u: Vec<String> = (0..n).map(|k| format!("u{k}")).collect();
+    let mut cons: Vec<String> = (0..n)
+        .filter(|&k| k != q)
+        .map(|k| format!("t{k} = u{k}"))
+        .collect();
+    cons.push(format!("(t{q} < u{q} or t{q} > u{q})"));
+    let same_but_q = ctx.union_map(&format!(
+        "{params} -> {{ [{}] -> [{}] : {} }}",
+        t.join(", "),
+        u.join(", "),
+        cons.join(" and ")
+    ))?;
+    let pairs = s
+        .clone()
+        .apply_range(same_but_q)?
+        .apply_range(s.reverse()?)?;
+    Ok(!deps.clone().intersect(pairs)?.is_empty()?)
 }
 
 /// Counts the points of a set (its parameters fixed by equalities): exactly through
@@ -370,6 +431,11 @@ pub fn estimate(
             Which::Original => &a.original_schedule,
         };
         let sched = ctx.union_map(sched_text)?.intersect_domain(dom.clone())?;
+        let deps = ctx
+            .union_map(&a.flow)?
+            .union(ctx.union_map(&a.anti)?)?
+            .union(ctx.union_map(&a.output)?)?
+            .intersect_params(fixed.clone())?;
         let acc = ctx
             .union_map(&a.reads)?
             .union(ctx.union_map(&a.writes)?)?
@@ -415,33 +481,58 @@ pub fn estimate(
         let per_stmt = instances(&dom)?;
         let total: f64 = per_stmt.iter().sum();
         let micro: Vec<&String> = a.bands.iter().flat_map(|b| &b.micro_kernel).collect();
-        let (mut ops, mut vector_ops) = (0.0, 0.0);
+        let parallel = which == Which::Final && a.parallel_loops > 0;
+        if total == 0.0 {
+            return Ok(Estimate {
+                instances: 0.0,
+                ops: 0.0,
+                vector_ops: 0.0,
+                chained: 0.0,
+                loop_starts: 0.0,
+                misses: vec![0.0; m.levels.len()],
+                parallel,
+                depths: Vec::new(),
+            });
+        }
+        // Per statement, its innermost counter and the schedule dimension it is.
+        let inner_dims = crate::model::innermost_dims(sched_text, s);
+        let range = sched.clone().range()?.to_set()?;
+        let n_dims = range.n_dim()?;
+        let (mut ops, mut vector_ops, mut chained) = (0.0, 0.0, 0.0);
         for (st, n) in s.stmts.iter().zip(&per_stmt) {
             let o = stmt_ops(st) * n;
             ops += o;
-            let inner = match which {
-                Which::Final => a.innermost.get(&st.name).copied(),
-                Which::Original => st.loops.last().map(|l| l.var),
+            let inner = inner_dims.get(&st.name).copied();
+            // A micro-kernel keeps rows x cols independent accumulators: vectors, no chain.
+            let (vec, chain) = if which == Which::Final && micro.contains(&&st.name) {
+                (true, false)
+            } else {
+                match inner {
+                    Some((v, q)) => {
+                        let carried = carried_by(&ctx, &params, &sched, &deps, st, (q, n_dims))?;
+                        inner_loop(f, st, v, fast_math, carried)
+                    }
+                    // A tiled or skewed innermost expression: scalar, no known chain.
+                    None => (false, false),
+                }
             };
-            let vec = (which == Which::Final && micro.contains(&&st.name))
-                || inner.is_some_and(|v| vectorises(f, st, v, fast_math));
             if vec {
                 vector_ops += o;
             }
+            if chain {
+                chained += n;
+            }
         }
-        let parallel = which == Which::Final && a.parallel_loops > 0;
         let mut est = Estimate {
             instances: total,
             ops,
             vector_ops,
+            chained,
             loop_starts: total,
             misses: vec![0.0; m.levels.len()],
             parallel,
             depths: Vec::new(),
         };
-        if total == 0.0 {
-            return Ok(est);
-        }
         // The representative instance: the middle of the largest statement's domain, one
         // dimension at a time.
         let (big, _) = per_stmt
@@ -487,7 +578,6 @@ pub fn estimate(
             .apply(sched.clone())?
             .to_set()?
             .project_out_params()?;
-        let n_dims = image.n_dim()?;
         let mut time = Vec::new();
         for d in 0..n_dims {
             match image.dim_range(d)? {
@@ -495,7 +585,6 @@ pub fn estimate(
                 None => return Ok(est),
             }
         }
-        let range = sched.clone().range()?.to_set()?;
         let tdims: Vec<String> = (0..n_dims).map(|k| format!("t{k}")).collect();
         let tuple = format!("[{}]", tdims.join(", "));
         let prefix_set = |p: &[i64]| -> Result<USet<'_>, IslError> {
@@ -522,41 +611,77 @@ pub fn estimate(
             }
             Ok(t)
         };
+        // Lines are counted down to the first depth that fits in half the smallest level
+        // (deeper footprints are smaller still and decide nothing); the new lines only at
+        // the depths some level holds.
+        let caps: Vec<f64> = m
+            .levels
+            .iter()
+            .map(|l| l.bytes as f64 / m.line_bytes as f64 / 2.0)
+            .collect();
+        let smallest = caps.iter().copied().fold(f64::INFINITY, f64::min);
+        let mut kept: Vec<Option<USet<'_>>> = Vec::new();
         for d in 0..=n_dims {
-            let p = &time[..d];
-            let (n, elems) = touched(p)?;
-            let fp = all_lines(&elems)?;
-            // The previous prefix in the same iteration of the loop outside.
-            let mut new_lines = fp;
-            if d > 0 {
-                let mut eqs: Vec<String> = p[..d - 1]
-                    .iter()
-                    .enumerate()
-                    .map(|(k, v)| format!("t{k} = {v}"))
-                    .collect();
-                eqs.push(format!("t{} < {}", d - 1, p[d - 1]));
-                let before = range.clone().intersect(ctx.set(&format!(
-                    "{params} -> {{ {tuple} : {} }}",
-                    eqs.join(" and ")
-                ))?)?;
-                if !before.is_empty()? {
-                    if let Some((_, q)) = before.project_out_params()?.dim_range(d - 1)? {
-                        let mut prev = p.to_vec();
-                        prev[d - 1] = q;
-                        let (_, prev_elems) = touched(&prev)?;
-                        // At line granularity: the lines of both prefixes' elements less
-                        // those of the previous one's (the next element of a row is
-                        // usually on a line already there).
-                        let both = all_lines(&elems.clone().union(prev_elems.clone())?)?;
-                        new_lines = (both - all_lines(&prev_elems)?).clamp(0.0, fp);
-                    }
+            let (n, elems) = touched(&time[..d])?;
+            let fp = match est.depths.last() {
+                Some(prev) if prev.lines <= smallest => {
+                    kept.push(None);
+                    prev.lines
                 }
-            }
+                _ => {
+                    let fp = all_lines(&elems)?;
+                    kept.push(Some(elems));
+                    fp
+                }
+            };
             est.depths.push(Depth {
                 instances: n.max(1.0),
                 lines: fp,
-                new_lines,
+                new_lines: fp,
             });
+        }
+        let stars: Vec<usize> = caps
+            .iter()
+            .map(|&cap| {
+                est.depths
+                    .iter()
+                    .position(|x| x.lines <= cap)
+                    .unwrap_or(est.depths.len() - 1)
+            })
+            .collect();
+        for &d in &stars {
+            let (Some(Some(elems)), true) = (kept.get(d), d > 0) else {
+                continue;
+            };
+            if est.depths[d].new_lines < est.depths[d].lines {
+                continue; // done for another level
+            }
+            let p = &time[..d];
+            // The previous prefix in the same iteration of the loop outside.
+            let mut eqs: Vec<String> = p[..d - 1]
+                .iter()
+                .enumerate()
+                .map(|(k, v)| format!("t{k} = {v}"))
+                .collect();
+            eqs.push(format!("t{} < {}", d - 1, p[d - 1]));
+            let before = range.clone().intersect(ctx.set(&format!(
+                "{params} -> {{ {tuple} : {} }}",
+                eqs.join(" and ")
+            ))?)?;
+            if before.is_empty()? {
+                continue;
+            }
+            if let Some((_, q)) = before.project_out_params()?.dim_range(d - 1)? {
+                let mut prev = p.to_vec();
+                prev[d - 1] = q;
+                let (_, prev_elems) = touched(&prev)?;
+                // At line granularity: the lines of both prefixes' elements less those of
+                // the previous one's (the next element of a row is usually on a line
+                // already there).
+                let both = all_lines(&elems.clone().union(prev_elems.clone())?)?;
+                let fp = est.depths[d].lines;
+                est.depths[d].new_lines = (both - all_lines(&prev_elems)?).clamp(0.0, fp);
+            }
         }
         // The innermost loop: the generated code has `L` loops around the largest
         // statement (fewest where its instances sit at several depths: the full tiles,
@@ -579,13 +704,8 @@ pub fn estimate(
         if let Some(&d) = varying.get(loops.saturating_sub(1)).or(varying.last()) {
             est.loop_starts = total / ds[d].instances;
         }
-        for (li, level) in m.levels.iter().enumerate() {
-            let cap = level.bytes as f64 / m.line_bytes as f64 / 2.0;
+        for (li, &star) in stars.iter().enumerate() {
             let ds = &est.depths;
-            let star = ds
-                .iter()
-                .position(|x| x.lines <= cap)
-                .unwrap_or(ds.len() - 1);
             est.misses[li] = if star == 0 {
                 ds[0].lines
             } else {
@@ -656,7 +776,7 @@ pub fn predict(
 ) -> Prediction {
     let mut out = Prediction {
         ns: 0.0,
-        features: vec![0.0; 2 + opts.machine.levels.len()],
+        features: vec![0.0; 3 + opts.machine.levels.len()],
         scops: 0,
         unmodelled: Vec::new(),
     };

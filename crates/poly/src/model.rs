@@ -1022,6 +1022,18 @@ fn innermost_vars(map: &str, scop: &Scop) -> HashMap<String, VarId> {
         .collect()
 }
 
+/// Per statement of a flat schedule map, the counter of its innermost loop (as
+/// [`innermost_vars`]) and the output dimension it is.
+pub(crate) fn innermost_dims(map: &str, scop: &Scop) -> HashMap<String, (VarId, usize)> {
+    stmt_outputs(map, scop)
+        .into_iter()
+        .filter_map(|(st, vars, _)| {
+            let q = vars.iter().rposition(Option::is_some)?;
+            Some((st.name.clone(), (vars[q]?, q)))
+        })
+        .collect()
+}
+
 /// Array accesses of `st` that stride through memory when `v` is the innermost counter: `v`
 /// appears in a subscript, but not only in the last one with coefficient ±1.
 pub(crate) fn strided_accesses(st: &PolyStmt, v: VarId) -> usize {

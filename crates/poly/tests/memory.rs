@@ -92,6 +92,11 @@ const COPY: &str = "void copy(int n, double A[n], double B[n]) {
 fn a_stream_takes_in_its_compulsory_lines_at_every_level() {
     let prog = compile(COPY);
     let rep = optimised(&prog, &PolyOptions::default());
+    let empty = est(&prog, &rep, &[("n", 0)], Which::Original, false);
+    assert_eq!(
+        (empty.instances, empty.misses.iter().sum::<f64>()),
+        (0.0, 0.0)
+    );
     for n in [1, 2, 7, 4096, 100_003] {
         let e = est(&prog, &rep, &[("n", n)], Which::Original, false);
         assert_eq!(e.instances, n as f64);
