@@ -633,9 +633,14 @@ pub fn calibrate_schedules() -> Result<String, String> {
             errs.push((pred(&wk, s) - s.ms).abs() / s.ms);
         }
         let best = mine.iter().map(|s| s.ms).fold(f64::INFINITY, f64::min);
+        // On a tie the optimiser's code (as `tune` and `--model-choice` decide).
         let pick = mine
             .iter()
-            .min_by(|a, b| pred(&wk, a).total_cmp(&pred(&wk, b)))
+            .min_by(|a, b| {
+                pred(&wk, a)
+                    .total_cmp(&pred(&wk, b))
+                    .then((a.name == "as written").cmp(&(b.name == "as written")))
+            })
             .expect("non-empty");
         picks.push(pick.ms / best);
         let default = mine

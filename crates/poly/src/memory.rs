@@ -54,6 +54,8 @@ pub struct Machine {
     pub levels: Vec<Level>,
     /// Vector register width in bytes.
     pub vector_bytes: u64,
+    /// Vector registers (16 with AVX2, 32 with AVX-512).
+    pub vector_registers: u64,
 }
 
 impl Machine {
@@ -84,6 +86,7 @@ impl Machine {
                 })
                 .collect(),
             vector_bytes: vector_bytes(),
+            vector_registers: if vector_bytes() == 64 { 32 } else { 16 },
         }
     }
 }
@@ -140,8 +143,12 @@ pub struct Estimate {
     pub loop_starts: f64,
     /// Per cache level of the [`Machine`], the lines it takes in.
     pub misses: Vec<f64>,
-    /// True when the schedule has a parallel loop.
-    pub parallel: bool,
+    /// The fraction of the instances that run under a parallel loop (0 for the code as
+    /// written).
+    pub parallel_fraction: f64,
+    /// Of `ops`, `vector_ops` and `chained`, the parts of statements under a parallel
+    /// loop.
+    pub parallel_work: (f64, f64, f64),
     /// Per depth `0..=D`, the footprint of the representative prefix.
     pub depths: Vec<Depth>,
 }
@@ -184,23 +191,24 @@ pub fn term_names(m: &Machine) -> Vec<String> {
 impl Estimate {
     /// The terms of the linear model (see [`term_names`]): operations after vectorisation,
     /// chained instances, innermost loop starts, then lines per level; each divided by the threads that share
-    /// it on `threads` threads where the schedule has a parallel loop: everything but the
-    /// last level's lines (memory bandwidth is shared).
+    /// it on `threads` threads: the work of statements under a parallel loop, and the
+    /// starts and lines of all but the last level in proportion to the instances that run
+    /// in parallel (memory bandwidth is shared).
     pub fn features(&self, m: &Machine, threads: usize) -> Vec<f64> {
-        let p = if self.parallel {
-            threads.max(1) as f64
-        } else {
-            1.0
-        };
+        let p = threads.max(1) as f64;
         let lanes = (m.vector_bytes / 8).max(1) as f64;
+        let work = |ops: f64, vec: f64| (ops - vec) + vec / lanes;
+        let (pops, pvec, pchain) = self.parallel_work;
+        // Terms of the whole SCoP (starts, lines) shrink with the parallel fraction.
+        let share = self.parallel_fraction / p + (1.0 - self.parallel_fraction);
         let mut v = vec![
-            ((self.ops - self.vector_ops) + self.vector_ops / lanes) / p,
-            self.chained / p,
-            self.loop_starts / p,
+            work(self.ops - pops, self.vector_ops - pvec) + work(pops, pvec) / p,
+            (self.chained - pchain) + pchain / p,
+            self.loop_starts * share,
         ];
         let n = self.misses.len();
         for (k, x) in self.misses.iter().enumerate() {
-            v.push(if k + 1 == n { *x } else { x / p });
+            v.push(if k + 1 == n { *x } else { x * share });
         }
         v
     }
@@ -383,6 +391,36 @@ fn lines(ctx: &Ctx, params: &str, elems: &USet<'_>, arr: &Arr) -> Result<f64, Is
     Ok((rows * ((width - 1.0) / arr.per_line + 1.0)).min(n))
 }
 
+/// The statements called under a loop that runs in parallel: a `parallel` mark on a `for`
+/// that isl found parallel (what `gen` makes a parallel loop of).
+fn parallel_stmts(a: &crate::isl::Ast, inside: bool, out: &mut std::collections::HashSet<String>) {
+    use crate::isl::{Ast, AstExpr};
+    match a {
+        Ast::User(AstExpr::Op(_, args)) => {
+            if let (true, Some(AstExpr::Id(n))) = (inside, args.first()) {
+                out.insert(n.clone());
+            }
+        }
+        Ast::User(_) => {}
+        Ast::Mark(name, body) => {
+            let par = name == "parallel" && matches!(&**body, Ast::For { parallel: true, .. });
+            parallel_stmts(body, inside || par, out)
+        }
+        Ast::For { body, .. } => parallel_stmts(body, inside, out),
+        Ast::If(_, t, e) => {
+            parallel_stmts(t, inside, out);
+            if let Some(e) = e {
+                parallel_stmts(e, inside, out);
+            }
+        }
+        Ast::Block(v) => {
+            for x in v {
+                parallel_stmts(x, inside, out);
+            }
+        }
+    }
+}
+
 /// The fewest `for` loops around a call of statement `stmt` in `a` (`depth` loops outside).
 fn loop_depth(a: &crate::isl::Ast, stmt: &str, depth: usize, out: &mut Option<usize>) {
     use crate::isl::{Ast, AstExpr};
@@ -481,7 +519,12 @@ pub fn estimate(
         let per_stmt = instances(&dom)?;
         let total: f64 = per_stmt.iter().sum();
         let micro: Vec<&String> = a.bands.iter().flat_map(|b| &b.micro_kernel).collect();
-        let parallel = which == Which::Final && a.parallel_loops > 0;
+        // Statements under a loop that runs in parallel (a `parallel` mark on a loop isl
+        // found parallel, as code generation decides).
+        let mut under_parallel = std::collections::HashSet::new();
+        if which == Which::Final {
+            parallel_stmts(&a.ast, false, &mut under_parallel);
+        }
         if total == 0.0 {
             return Ok(Estimate {
                 instances: 0.0,
@@ -490,7 +533,8 @@ pub fn estimate(
                 chained: 0.0,
                 loop_starts: 0.0,
                 misses: vec![0.0; m.levels.len()],
-                parallel,
+                parallel_fraction: 0.0,
+                parallel_work: (0.0, 0.0, 0.0),
                 depths: Vec::new(),
             });
         }
@@ -499,12 +543,23 @@ pub fn estimate(
         let range = sched.clone().range()?.to_set()?;
         let n_dims = range.n_dim()?;
         let (mut ops, mut vector_ops, mut chained) = (0.0, 0.0, 0.0);
+        let (mut par_instances, mut par_work) = (0.0, (0.0, 0.0, 0.0));
         for (st, n) in s.stmts.iter().zip(&per_stmt) {
-            let o = stmt_ops(st) * n;
+            let mut o = stmt_ops(st) * n;
             ops += o;
             let inner = inner_dims.get(&st.name).copied();
-            // A micro-kernel keeps rows x cols independent accumulators: vectors, no chain.
+            // A micro-kernel keeps rows x cols independent accumulators: vectors, no chain;
+            // unless they and a row of B and A's broadcast need more vector registers than
+            // the machine has: then each accumulator goes through memory (twice the work).
             let (vec, chain) = if which == Which::Final && micro.contains(&&st.name) {
+                if let Some((rows, cols)) = a.micro_kernel_shape {
+                    let lanes = (m.vector_bytes / 8).max(1) as i64;
+                    let needed = rows * cols / lanes + cols / lanes + 1;
+                    if needed > m.vector_registers as i64 {
+                        ops += o;
+                        o *= 2.0;
+                    }
+                }
                 (true, false)
             } else {
                 match inner {
@@ -522,6 +577,16 @@ pub fn estimate(
             if chain {
                 chained += n;
             }
+            if under_parallel.contains(&st.name) {
+                par_instances += n;
+                par_work.0 += o;
+                if vec {
+                    par_work.1 += o;
+                }
+                if chain {
+                    par_work.2 += n;
+                }
+            }
         }
         let mut est = Estimate {
             instances: total,
@@ -530,7 +595,8 @@ pub fn estimate(
             chained,
             loop_starts: total,
             misses: vec![0.0; m.levels.len()],
-            parallel,
+            parallel_fraction: par_instances / total,
+            parallel_work: par_work,
             depths: Vec::new(),
         };
         // The representative instance: the middle of the largest statement's domain, one

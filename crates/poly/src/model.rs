@@ -286,6 +286,8 @@ pub struct Analysis {
     pub scratch: Vec<ScratchArray>,
     /// Why register tiles were left out, when they were (the AST budget).
     pub register_tile_note: Option<String>,
+    /// Rows and columns of the register micro-kernels, when the nest has one.
+    pub micro_kernel_shape: Option<(i64, i64)>,
     /// Parameter context.
     pub context: String,
     /// Iteration domains.
@@ -872,6 +874,11 @@ fn analyse_once(
         expansion: nest.expansion,
         scratch: nest.scratch,
         register_tile_note,
+        micro_kernel_shape: nest
+            .bands
+            .iter()
+            .any(|b| !b.micro_kernel.is_empty())
+            .then_some((rt, mk_cols)),
         computed_schedule,
         final_schedule: nest.final_schedule,
         final_map: nest.final_map,

@@ -29,6 +29,7 @@ fn machine() -> Machine {
             },
         ],
         vector_bytes: 32,
+        vector_registers: 16,
     }
 }
 
@@ -137,7 +138,7 @@ fn counts_are_exact_and_a_column_walk_costs_a_line_per_instance() {
     // k innermost: B[k][j] walks a column (strided) and C[i][j] is a floating-point
     // reduction over k: not vectorised, with or without fast-math (the stride).
     assert_eq!(orig.vector_ops, 0.0);
-    assert!(!orig.parallel);
+    assert_eq!(orig.parallel_fraction, 0.0);
     // The k loop starts once per (i, j).
     assert_eq!(orig.loop_starts, (n * n) as f64);
     // Each instance takes a new line of B into L1 (B's column, 600 lines, does not fit in
@@ -153,6 +154,8 @@ fn counts_are_exact_and_a_column_walk_costs_a_line_per_instance() {
     assert_eq!(fin.instances, orig.instances);
     assert_eq!(fin.ops, orig.ops);
     assert!(fin.vector_ops > 0.0);
+    // Every instance of the optimised gemm runs under its parallel loop.
+    assert_eq!(fin.parallel_fraction, 1.0);
     // Register-tile dimensions are unrolled, not loops: the innermost loop runs at least
     // 16 iterations per start.
     assert!(
