@@ -15,5 +15,5 @@ for k in "${kernels[@]}"; do
   b=$(grep -m1 '^// BENCH:' "$f" | sed 's#// BENCH: *##')
   echo "== $k ($b)"
   # shellcheck disable=SC2086
-  ./target/release/tessera run "$f" --entry "$e" --mode opt --tune --tune-prune "${TUNE_PRUNE:-2.5}" --threads "${THREADS:-2}" $b | grep "^tune"
+  ./target/release/tessera run "$f" --entry "$e" --mode opt --tune --tune-prune "${TUNE_PRUNE:-5}" --threads "${THREADS:-2}" $b | grep "^tune"
 done

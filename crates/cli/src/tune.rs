@@ -187,7 +187,7 @@ fn close(a: &[ArgValue], b: &[ArgValue], rel: f64) -> bool {
 
 /// By default, a candidate is not run when the model predicts it over this factor slower
 /// than the best prediction (`run --tune-prune`).
-pub const PRUNE: f64 = 2.5;
+pub const PRUNE: f64 = 5.0;
 
 /// The optimiser's program and report under settings `o`.
 fn optimise(prog: &Program, o: &PolyOptions, gen: GenOptions) -> (Program, tessera_poly::Report) {
@@ -474,13 +474,13 @@ pub fn weights_path() -> Option<PathBuf> {
 }
 
 /// The weights of the schedule cost model for machine `m`: the calibrated ones when their
-/// file exists and has one per term, else the uncalibrated defaults; and where they came
+/// file exists and has one per term, else the reference machine's ([`tessera_poly::memory::Weights::reference`]); and where they came
 /// from.
 pub fn load_weights(m: &tessera_poly::memory::Machine) -> (tessera_poly::memory::Weights, String) {
-    let d = tessera_poly::memory::Weights::uncalibrated(m);
+    let d = tessera_poly::memory::Weights::reference(m);
     let terms = d.ns.len();
     let Some(path) = weights_path() else {
-        return (d, "weights not calibrated".into());
+        return (d, "weights of the reference machine".into());
     };
     let parsed = std::fs::read_to_string(&path)
         .ok()
@@ -501,7 +501,7 @@ pub fn load_weights(m: &tessera_poly::memory::Machine) -> (tessera_poly::memory:
         ),
         None => (
             d,
-            "weights not calibrated (`tessera calibrate --schedules`)".into(),
+            "weights fitted on the reference machine, not this one (`tessera calibrate --schedules`)".into(),
         ),
     }
 }
@@ -620,13 +620,20 @@ pub fn calibrate_schedules() -> Result<String, String> {
             f64::NAN
         }
     );
-    // Leave one kernel run out: fit on the others, predict its candidates, and choose.
+    // Leave one kernel out: fit on the others, predict its candidates, and choose.
     let mut errs = Vec::new();
     let mut picks = Vec::new();
     let mut defaults = Vec::new();
     let mut lines = Vec::new();
     for k in &keys {
-        let rest: Vec<&ScheduleSample> = samples.iter().copied().filter(|s| s.key != *k).collect();
+        // The weights are fitted without any run of this kernel (other sizes or thread
+        // counts would share its code).
+        let kernel = |key: &str| key.rsplit_once('-').map_or(key, |x| x.0).to_string();
+        let rest: Vec<&ScheduleSample> = samples
+            .iter()
+            .copied()
+            .filter(|s| kernel(&s.key) != kernel(k))
+            .collect();
         let mine: Vec<&ScheduleSample> = samples.iter().copied().filter(|s| s.key == *k).collect();
         let Ok(wk) = fit_weights(&rest) else { continue };
         for s in &mine {
@@ -669,7 +676,7 @@ pub fn calibrate_schedules() -> Result<String, String> {
         let worst = |v: &[f64]| v.iter().copied().fold(1.0, f64::max);
         let _ = writeln!(
             out,
-            "leave one kernel run out: relative error median {:.1}%, p90 {:.1}%; the model's choice is {:.2}x the fastest candidate (geomean), worst {:.2}x; the optimiser's default {:.2}x, worst {:.2}x",
+            "leave one kernel out (its runs predicted with weights fitted to the other kernels' runs): relative error median {:.1}%, p90 {:.1}%; the model's choice is {:.2}x the fastest candidate (geomean), worst {:.2}x; the optimiser's default {:.2}x, worst {:.2}x",
             100.0 * q(&errs, 0.5),
             100.0 * q(&errs, 0.9),
             geo(&picks),
@@ -680,6 +687,11 @@ pub fn calibrate_schedules() -> Result<String, String> {
         for l in lines {
             let _ = writeln!(out, "{l}");
         }
+    } else {
+        let _ = writeln!(
+            out,
+            "leave one kernel out: not measured (the samples are of one kernel)"
+        );
     }
     let wpath = weights_path().ok_or("no cache directory for the weights")?;
     if let Some(d) = wpath.parent() {

@@ -170,7 +170,7 @@ fn counts_are_exact_and_a_column_walk_costs_a_line_per_instance() {
         orig.misses
     );
     let m = machine();
-    let w = Weights::uncalibrated(&m);
+    let w = Weights::reference(&m);
     for t in [1, 2] {
         assert!(fin.predict_ns(&m, &w, t) < orig.predict_ns(&m, &w, t));
     }
@@ -218,7 +218,7 @@ fn predict_sums_the_entrys_scops_and_names_what_it_cannot_model() {
     let values = parameter_values(f, &args);
     assert_eq!(values.len(), 1);
     let m = machine();
-    let w = Weights::uncalibrated(&m);
+    let w = Weights::reference(&m);
     let opts = PredictOptions {
         machine: &m,
         weights: &w,
