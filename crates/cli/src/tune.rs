@@ -4,8 +4,11 @@
 //! The candidates are the code as written (the plain JIT) and the polyhedral optimiser under
 //! settings that its rules choose between without knowing the machine: the default, the
 //! micro-kernel twice as wide, maximal fusion, no fusion, no tiling, tiles half and twice
-//! the cache model's size, no register tiles, no reordering of point loops. A candidate whose program equals an earlier one's is not run
-//! again. Each is compiled (the optimised versions without the run-time choice of the code as
+//! the cache model's size, no register tiles, no reordering of point loops. A candidate whose
+//! program equals an earlier one's is not run again. Every candidate is first predicted by the
+//! schedule cost model (`tessera_poly::memory`); those predicted over `--tune-prune` times
+//! the best prediction are not run (the code as written and the default always are). Each
+//! other is compiled (the optimised versions without the run-time choice of the code as
 //! written, so that each is measured as it is) and called once on a copy of the real inputs;
 //! its outputs are checked against the plain JIT's, bit for bit (to 1e-9 relative with
 //! `--fast-math`): a candidate that differs is reported and never chosen. Then four timed
@@ -15,7 +18,11 @@
 //! The winner is kept in a wisdom file — `$TESSERA_WISDOM`, else
 //! `~/.cache/tessera/wisdom-v1.json` — under a key of the source text, the entry, the `-D`
 //! bindings, the thread count and the host CPU; a later `--tune` run with the same key
-//! compiles the winner directly.
+//! compiles the winner directly. Every tuned run appends its candidates' model terms and
+//! times to the samples that `tessera calibrate --schedules` fits the model's weights to.
+//!
+//! The same candidates serve `explain --candidates` (ranked by the model, with each term)
+//! and `run --model-choice` (the predicted best, nothing timed).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -215,8 +222,8 @@ pub struct Ranked {
 }
 
 /// Optimises `prog` under every candidate's settings (code generation `gen`) and predicts
-/// one call of `entry` with integer parameters `values` on `threads` threads. The code as written is predicted from
-/// the default candidate's SCoPs under their original schedules.
+/// one call of `entry` with integer parameters `values` on `threads` threads. The code as
+/// written is predicted from the default candidate's SCoPs under their original schedules.
 pub fn predict_all(
     prog: &Program,
     entry: &str,
@@ -474,8 +481,8 @@ pub fn weights_path() -> Option<PathBuf> {
 }
 
 /// The weights of the schedule cost model for machine `m`: the calibrated ones when their
-/// file exists and has one per term, else the reference machine's ([`tessera_poly::memory::Weights::reference`]); and where they came
-/// from.
+/// file exists and has one per term, else the reference machine's
+/// ([`tessera_poly::memory::Weights::reference`]); and where they came from.
 pub fn load_weights(m: &tessera_poly::memory::Machine) -> (tessera_poly::memory::Weights, String) {
     let d = tessera_poly::memory::Weights::reference(m);
     let terms = d.ns.len();

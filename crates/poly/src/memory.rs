@@ -18,14 +18,21 @@
 //! shared with the previous prefix once per iteration of the loop outside:
 //! `N(d*) · new(d*) + N(d* - 1) · (FP(d*) - new(d*))`. With `d* = 0`, every line once.
 //!
+//! Besides the lines, per SCoP: the work (loads, stores and floating-point operations of
+//! every instance, divided by the vector lanes where the statement's innermost loop
+//! vectorises), the instances whose innermost loop is a chain (a dependence it carries under
+//! the schedule, or a floating-point reduction without `--fast-math`), and the starts of the
+//! innermost loop of the generated code. Work, chains, starts and the lines of the private
+//! levels are divided among the threads for the statements under a loop that runs in
+//! parallel; the last level's lines (memory bandwidth) are not. [`Weights`] turns the terms
+//! into nanoseconds.
+//!
 //! Approximations, stated once: one representative prefix per depth (boundary tiles and
 //! triangular domains differ), no conflict misses beyond the factor 1/2, rows of a
-//! footprint assumed contiguous in their last subscript, no hardware prefetching (the
-//! weights of [`Weights`] absorb it), the start of each run of the innermost loop a term of
-//! its own (a tiled loop starts more often), the work of a statement counted as its loads, stores
-//! and floating-point operations, divided by the vector width where its innermost loop has
-//! only unit-stride or invariant accesses and is not a floating-point reduction (LLVM does
-//! not reorder those without `--fast-math`) or is a register micro-kernel.
+//! footprint assumed contiguous in their last subscript, no hardware prefetching and no
+//! load imbalance (the weights absorb what they can), strides judged on the statement's
+//! subscripts in its innermost counter (a skewed loop's stride is not seen), a micro-kernel
+//! counted as vectors (twice the work when its accumulators spill).
 
 use std::collections::HashMap;
 
