@@ -558,6 +558,9 @@ fn fit_weights(samples: &[&ScheduleSample]) -> Result<Vec<f64>, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The margins by which [`calibrate_schedules`] evaluates overriding the default.
+const MARGINS: [f64; 4] = [1.1, 1.25, 1.5, 2.0];
+
 /// `tessera calibrate --schedules`: fits the weights to the recorded samples, reports the fit
 /// (R², leave-one-kernel-out errors, and per kernel how the fitted model's choice compares
 /// with the fastest measured candidate), and writes the weights.
@@ -630,6 +633,7 @@ pub fn calibrate_schedules() -> Result<String, String> {
     // Leave one kernel out: fit on the others, predict its candidates, and choose.
     let mut errs = Vec::new();
     let mut picks = Vec::new();
+    let mut margins: Vec<Vec<f64>> = vec![Vec::new(); MARGINS.len()];
     let mut defaults = Vec::new();
     let mut lines = Vec::new();
     for k in &keys {
@@ -657,6 +661,14 @@ pub fn calibrate_schedules() -> Result<String, String> {
             })
             .expect("non-empty");
         picks.push(pick.ms / best);
+        // The cautious policy: the model's pick only where it predicts it at least
+        // `margin` times faster than the default, else the default.
+        if let Some(d) = mine.iter().find(|s| s.name == "optimised") {
+            for (slot, margin) in MARGINS.iter().enumerate() {
+                let take = pred(&wk, pick) * margin <= pred(&wk, d);
+                margins[slot].push(if take { pick.ms } else { d.ms } / best);
+            }
+        }
         let default = mine
             .iter()
             .find(|s| s.name == "optimised")
@@ -690,6 +702,16 @@ pub fn calibrate_schedules() -> Result<String, String> {
             worst(&picks),
             geo(&defaults),
             worst(&defaults)
+        );
+        let _ = writeln!(
+            out,
+            "the model's choice only where predicted faster than the default by a margin: {}",
+            MARGINS
+                .iter()
+                .zip(&margins)
+                .map(|(m, v)| format!("{m}x: {:.2}x the fastest (worst {:.2}x)", geo(v), worst(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         for l in lines {
             let _ = writeln!(out, "{l}");
