@@ -284,6 +284,23 @@ pub fn predict_all(
     out
 }
 
+/// A candidate's predicted time (infinite without a prediction).
+fn predicted_ns(r: &Ranked) -> f64 {
+    r.prediction.as_ref().map_or(f64::INFINITY, |p| p.ns)
+}
+
+/// The candidates' indices, fastest prediction first; on a tie the optimiser's code before
+/// the code as written (candidate 0), which runs the same schedule guarded.
+fn by_prediction(ranked: &[Ranked]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ranked.len()).collect();
+    order.sort_by(|&a, &b| {
+        predicted_ns(&ranked[a])
+            .total_cmp(&predicted_ns(&ranked[b]))
+            .then((a == 0).cmp(&(b == 0)))
+    });
+    order
+}
+
 /// `explain --candidates`: the candidates ranked by the model for the integer parameters
 /// of `entry` bound by `defs`, as a table of each term's predicted milliseconds.
 pub fn explain_candidates(
@@ -363,15 +380,7 @@ pub fn explain_candidates(
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mut order: Vec<usize> = (0..cands.len()).collect();
-    let key = |k: &usize| {
-        ranked[*k]
-            .prediction
-            .as_ref()
-            .map_or(f64::INFINITY, |p| p.ns)
-    };
-    // On a tie the optimiser's code first (see `tune`).
-    order.sort_by(|a, b| key(a).total_cmp(&key(b)).then((*a == 0).cmp(&(*b == 0))));
+    let order = by_prediction(&ranked);
     let mut head = format!(
         "  {:>4}  {:>12}  {:>10}  {:>10}  {:>10}",
         "rank", "predicted ms", "work ms", "chains ms", "starts ms"
@@ -760,16 +769,11 @@ pub fn choose_by_model(
     let t0 = Instant::now();
     let ranked = predict_all(prog, &entry.name, &values, &cands, gen, threads, fast_math);
     let ms = t0.elapsed().as_secs_f64() * 1e3;
-    let mut order: Vec<usize> = (0..cands.len())
+    let order: Vec<usize> = by_prediction(&ranked)
+        .into_iter()
         .filter(|&k| ranked[k].prediction.is_some())
         .collect();
-    let key = |k: usize| {
-        ranked[k]
-            .prediction
-            .as_ref()
-            .map_or(f64::INFINITY, |p| p.ns)
-    };
-    order.sort_by(|&a, &b| key(a).total_cmp(&key(b)).then((a == 0).cmp(&(b == 0))));
+    let key = |k: usize| predicted_ns(&ranked[k]);
     let Some(&win) = order.first() else {
         // Nothing modelled: the optimiser's default.
         return Ok(Choice {

@@ -28,6 +28,14 @@ fn run(args: &[&str], wisdom: &std::path::Path) -> (i32, String, String) {
     )
 }
 
+/// `run FILE SIZE... EXTRA...`.
+fn run_args<'a>(file: &'a str, size: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["run", file];
+    v.extend_from_slice(size);
+    v.extend_from_slice(extra);
+    v
+}
+
 /// The checksum lines of a run's output.
 fn checksums(out: &str) -> Vec<&str> {
     out.lines().filter(|l| l.starts_with("checksum ")).collect()
@@ -54,12 +62,7 @@ fn tune_checks_chooses_and_remembers() {
         "-D",
         "beta=-1.0",
     ];
-    let with = |extra: &[&'static str]| -> Vec<&str> {
-        let mut v = vec!["run", k];
-        v.extend_from_slice(&size);
-        v.extend_from_slice(extra);
-        v
-    };
+    let with = |extra: &[&'static str]| run_args(k, &size, extra);
     let (code, oracle, err) = run(&with(&["--mode", "interp"]), &wisdom);
     assert_eq!(code, 0, "{oracle}{err}");
     let want = checksums(&oracle);
@@ -300,12 +303,7 @@ fn model_choice_runs_the_predicted_best() {
         "-D",
         "beta=1.2",
     ];
-    let with = |extra: &[&'static str]| -> Vec<&str> {
-        let mut v = vec!["run", k];
-        v.extend_from_slice(&size);
-        v.extend_from_slice(extra);
-        v
-    };
+    let with = |extra: &[&'static str]| run_args(k, &size, extra);
     let (code, oracle, err) = run(&with(&["--mode", "interp"]), &wisdom);
     assert_eq!(code, 0, "{oracle}{err}");
     let want = checksums(&oracle);

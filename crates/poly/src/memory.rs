@@ -82,6 +82,7 @@ impl Machine {
                 _ => {}
             }
         }
+        let vector = vector_bytes();
         Machine {
             line_bytes: line,
             levels: ["L1", "L2", "L3"]
@@ -92,8 +93,8 @@ impl Machine {
                     bytes: b,
                 })
                 .collect(),
-            vector_bytes: vector_bytes(),
-            vector_registers: if vector_bytes() == 64 { 32 } else { 16 },
+            vector_bytes: vector,
+            vector_registers: if vector == 64 { 32 } else { 16 },
         }
     }
 }
@@ -289,6 +290,12 @@ fn inner_loop(
     (vector, chain)
 }
 
+/// A statement's tuple with generic counters, `S1[i0, i1, i2]`, in isl text.
+fn stmt_tuple(st: &crate::scop::PolyStmt) -> String {
+    let its: Vec<String> = (0..st.loops.len()).map(|k| format!("i{k}")).collect();
+    format!("{}[{}]", st.name, its.join(", "))
+}
+
 /// True when some dependence of `deps` joins two instances of `st` whose times under
 /// `sched` (a flat map with `n` output dimensions) differ only in dimension `q`: a dependence
 /// carried by the loop of that dimension when it is innermost.
@@ -300,12 +307,7 @@ fn carried_by(
     st: &crate::scop::PolyStmt,
     (q, n): (usize, usize),
 ) -> Result<bool, IslError> {
-    let its: Vec<String> = (0..st.loops.len()).map(|k| format!("i{k}")).collect();
-    let mine = ctx.union_set(&format!(
-        "{params} -> {{ {}[{}] }}",
-        st.name,
-        its.join(", ")
-    ))?;
+    let mine = ctx.union_set(&format!("{params} -> {{ {} }}", stmt_tuple(st)))?;
     let s = sched.clone().intersect_domain(mine)?;
     let t: Vec<String> = (0..n).map(|k| format!("t{k}")).collect();
     let u: Vec<String> = (0..n).map(|k| format!("u{k}")).collect();
@@ -503,14 +505,7 @@ pub fn estimate(
         let universes: Vec<USet<'_>> = s
             .stmts
             .iter()
-            .map(|st| {
-                let its: Vec<String> = (0..st.loops.len()).map(|k| format!("i{k}")).collect();
-                ctx.union_set(&format!(
-                    "{params} -> {{ {}[{}] }}",
-                    st.name,
-                    its.join(", ")
-                ))
-            })
+            .map(|st| ctx.union_set(&format!("{params} -> {{ {} }}", stmt_tuple(st))))
             .collect::<Result<_, _>>()?;
         let instances = |u: &USet<'_>| -> Result<Vec<f64>, IslError> {
             let mut out = Vec::new();
@@ -627,12 +622,7 @@ pub fn estimate(
             };
             let mut fixed_k = None;
             for v in [lo + (hi - lo) / 2, lo] {
-                let its: Vec<String> = (0..st.loops.len()).map(|j| format!("i{j}")).collect();
-                let c = ctx.set(&format!(
-                    "{{ {}[{}] : i{k} = {v} }}",
-                    st.name,
-                    its.join(", ")
-                ))?;
+                let c = ctx.set(&format!("{{ {} : i{k} = {v} }}", stmt_tuple(st)))?;
                 let next = slice.clone().intersect(c)?;
                 if !next.is_empty()? {
                     fixed_k = Some((v, next));

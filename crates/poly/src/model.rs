@@ -310,9 +310,6 @@ pub struct Analysis {
     pub final_schedule: String,
     /// The final schedule as a flat map from statement instances to time (isl text).
     pub final_map: String,
-    /// Per statement, the counter of its innermost loop under the final schedule, where that
-    /// loop is one of its counters (not a tiled or skewed expression).
-    pub innermost: HashMap<String, VarId>,
     /// Bands.
     pub bands: Vec<BandInfo>,
     /// Bounds proofs per access; code generation marks the proven indices
@@ -734,9 +731,8 @@ fn analyse_once(
         };
         let final_schedule = schedule.to_string();
         let final_map_text = final_map.to_string();
-        let innermost = innermost_vars(&final_map_text, s);
         let stride_regression = {
-            let new = innermost.clone();
+            let new = innermost_vars(&final_map_text, s);
             let old: HashMap<String, VarId> = s
                 .stmts
                 .iter()
@@ -850,7 +846,6 @@ fn analyse_once(
         break Nest {
             final_schedule,
             final_map: final_map_text,
-            innermost,
             stride_regression,
             parallel_loops,
             bands,
@@ -882,7 +877,6 @@ fn analyse_once(
         computed_schedule,
         final_schedule: nest.final_schedule,
         final_map: nest.final_map,
-        innermost: nest.innermost,
         bands: nest.bands,
         bounds,
         wide_subscripts,
@@ -979,7 +973,6 @@ fn split_sweeps(s: &Scop, schedule: &Schedule<'_>) -> IslResult<Option<String>> 
 struct Nest {
     final_schedule: String,
     final_map: String,
-    innermost: HashMap<String, VarId>,
     stride_regression: Option<String>,
     parallel_loops: usize,
     bands: Vec<BandInfo>,
