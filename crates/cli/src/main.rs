@@ -173,6 +173,11 @@ struct PolyArgs {
     /// iteration); schedules that would need one are given up as before.
     #[arg(long)]
     no_scratch: bool,
+    /// Never copy a register micro-kernel's read-only operands into panels before its
+    /// loop nest (by default gemm's `B[k][j]`, read a row apart per step of `k`, is copied
+    /// so that each step reads the next adjacent panel row).
+    #[arg(long)]
+    no_pack: bool,
     /// The most bytes of scratch arrays one run of an optimised loop nest may allocate; above
     /// it (checked at run time) the nest's original code runs.
     #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
@@ -233,6 +238,7 @@ impl PolyArgs {
                     .micro_kernel_cols
                     .unwrap_or(tessera_poly::PolyOptions::default().micro_kernel_cols),
                 scratch: !self.no_scratch,
+                pack: !self.no_pack,
                 scratch_limit: self.scratch_limit,
                 ..Default::default()
             },

@@ -225,7 +225,9 @@ pub extern "C" fn tessera_jit_alloc(
     if total > arena.limit {
         return fail(ctx, code::OOM, total as i64);
     }
-    let Ok(layout) = Layout::from_size_align(bytes as usize, 8) else {
+    // Cache-line aligned: a panel copy's row of 8 doubles (`tessera_poly::model::Pack`)
+    // is then one line, and vector loads never straddle two.
+    let Ok(layout) = Layout::from_size_align(bytes as usize, 64) else {
         return fail(ctx, code::OOM, total as i64);
     };
     let p = if bytes == 0 {

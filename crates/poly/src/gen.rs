@@ -186,10 +186,27 @@ struct Scratch {
     lows: Vec<VarId>,
 }
 
+/// A micro-kernel operand copied into panels (see [`crate::model::Pack`]).
+struct Packed {
+    /// The copy, `[n_panel / width][n_row][width]`.
+    copy: VarId,
+    /// The array.
+    array: VarId,
+    /// The array's subscript split into panels.
+    panel_dim: usize,
+    /// The panel width.
+    width: i64,
+    /// The statement whose operand reads the copy.
+    stmt: String,
+    /// The operand, as in the statement.
+    value: Expr,
+}
+
 struct Gen<'a> {
     f: &'a mut Function,
     scop: &'a Scop,
     scratch: HashMap<VarId, Scratch>,
+    packed: Vec<Packed>,
     iters: HashMap<String, VarId>,
     params: HashMap<String, VarId>,
     span: Span,
@@ -221,6 +238,7 @@ impl<'a> Gen<'a> {
             f,
             scop,
             scratch: HashMap::new(),
+            packed: Vec::new(),
             iters: HashMap::new(),
             params,
             span: scop.span,
@@ -568,7 +586,7 @@ impl Gen<'_> {
     ) -> Result<(Vec<Stmt>, Vec<Stmt>, Expr), GenError> {
         let (mut pre, mut decls) = (Vec::new(), Vec::new());
         let mut fits: Option<Expr> = None;
-        let per_array = limit / a.scratch.len().max(1) as u64;
+        let per_array = limit / (a.scratch.len() + a.packs.len()).max(1) as u64;
         for sc in &a.scratch {
             let v = self.f.var(sc.var).clone();
             let counters: Vec<VarId> = self
@@ -686,6 +704,289 @@ impl Gen<'_> {
         }
         let fits = fits.unwrap_or_else(|| self.to_bool(self.int(1)));
         Ok((pre, decls, fits))
+    }
+
+    /// The value of `a` (affine in the parameters) as a `long` expression.
+    fn aff_expr(&self, a: &Aff) -> Expr {
+        let mut x = self.int(a.c);
+        for (v, k) in &a.terms {
+            let t = self.bin(BinOp::Mul, self.int(*k), self.long_var(*v));
+            x = self.bin(BinOp::Add, x, t);
+        }
+        x
+    }
+
+    /// A `for (long v = 0; v < n; v++) body` loop.
+    fn counted_loop(&self, v: VarId, n: Expr, body: Vec<Stmt>) -> Stmt {
+        let step = e(
+            ExprKind::Assign {
+                place: Place::Var(v),
+                op: None,
+                value: Box::new(self.bin(BinOp::Add, self.long_var(v), self.int(1))),
+            },
+            ScalarTy::I64,
+            self.span,
+        );
+        Stmt::Block(vec![
+            Stmt::Decl {
+                var: v,
+                init: Some(self.int(0)),
+            },
+            Stmt::While {
+                cond: self.cmp(CmpOp::Lt, self.long_var(v), n),
+                body,
+                step: Some(step),
+                is_for: true,
+                vectorize: true,
+            },
+        ])
+    }
+
+    /// Declares the panel copies of `a.packs` ([`crate::model::Pack`]): the array's extents
+    /// (at least 0) before the nest; the copy's declaration and the loops filling it; and the
+    /// run-time test that each copy stays within its share of `limit` bytes (shared with the
+    /// scratch arrays). The copy of
+    /// `X[n0][n1]` with columns along subscript `c` is `X_p[(nc + w - 1) / w][nr][w]`; its
+    /// elements past the last column are never read. Every access is within its extent: the
+    /// loops run over the declared extents, and `dc / w`, `dc % w` of `0 <= dc < nc` are
+    /// within the copy's.
+    fn declare_packs(
+        &mut self,
+        a: &Analysis,
+        limit: u64,
+    ) -> Result<(Vec<Stmt>, Vec<Stmt>, Expr), GenError> {
+        let (mut pre, mut code) = (Vec::new(), Vec::new());
+        let mut fits = self.to_bool(self.int(1));
+        for pk in &a.packs {
+            let v = self.f.var(pk.array).clone();
+            if pk.extents.len() != 2 || pk.panel_dim > 1 || pk.width < 1 {
+                return Err(GenError(format!("packing `{}`: not a 2-D operand", v.name)));
+            }
+            let Some(elem) = pk.value.ty else {
+                return Err(GenError(format!(
+                    "packing `{}`: an untyped operand",
+                    v.name
+                )));
+            };
+            let per_array = limit / (a.scratch.len() + a.packs.len()) as u64;
+            let elems = (per_array / elem.size_bytes() as u64).max(1) as i64;
+            let mut n = Vec::new();
+            for (d, ext) in pk.extents.iter().enumerate() {
+                let nv = self.new_var(
+                    format!("{}_pn{d}", v.name),
+                    VarKind::Scalar(ScalarTy::I64),
+                    false,
+                );
+                let x = e(
+                    ExprKind::Builtin(Builtin::Max, vec![self.aff_expr(ext), self.int(0)]),
+                    ScalarTy::I64,
+                    self.span,
+                );
+                pre.push(Stmt::Decl {
+                    var: nv,
+                    init: Some(x),
+                });
+                n.push(nv);
+            }
+            let (c, r) = (pk.panel_dim, 1 - pk.panel_dim);
+            let w = pk.width;
+            let panels = self.bin(
+                BinOp::Div,
+                self.bin(BinOp::Add, self.long_var(n[c]), self.int(w - 1)),
+                self.int(w),
+            );
+            // Each extent at most `elems` before the product is formed: no overflow.
+            let small = self.and(
+                self.cmp(CmpOp::Le, self.long_var(n[0]), self.int(elems)),
+                self.cmp(CmpOp::Le, self.long_var(n[1]), self.int(elems)),
+            );
+            let size = self.bin(
+                BinOp::Mul,
+                self.bin(BinOp::Mul, panels.clone(), self.int(w)),
+                self.long_var(n[r]),
+            );
+            let test = self.and(small, self.cmp(CmpOp::Le, size, self.int(elems)));
+            fits = self.and(fits, test);
+            let copy = self.new_var(
+                format!("{}_p", v.name),
+                VarKind::Array { elem, rank: 3 },
+                true,
+            );
+            code.push(Stmt::DeclArray {
+                var: copy,
+                dims: vec![panels, self.long_var(n[r]), self.int(w)],
+                span: self.span,
+            });
+            let d: Vec<VarId> = (0..2)
+                .map(|k| {
+                    self.new_var(
+                        format!("{}_pd{k}", v.name),
+                        VarKind::Scalar(ScalarTy::I64),
+                        false,
+                    )
+                })
+                .collect();
+            // The operand with its read of the array at `[d0][d1]`.
+            let mut value = pk.value.clone();
+            let mut reads = 0;
+            let at = [self.long_var(d[0]), self.long_var(d[1])];
+            value.walk_mut(&mut |x| {
+                if let ExprKind::Load {
+                    array,
+                    indices,
+                    proven,
+                } = &mut x.kind
+                {
+                    if *array == pk.array {
+                        *indices = at.to_vec();
+                        *proven = 0b11;
+                        reads += 1;
+                    }
+                    return false;
+                }
+                true
+            });
+            if reads != 1 {
+                return Err(GenError(format!(
+                    "packing `{}`: the operand reads it {reads} times",
+                    v.name
+                )));
+            }
+            let store = Stmt::Expr(e(
+                ExprKind::Assign {
+                    place: Place::Elem {
+                        array: copy,
+                        indices: self.panel_indices(self.long_var(d[c]), self.long_var(d[r]), w),
+                        proven: 0b111,
+                    },
+                    op: None,
+                    value: Box::new(value),
+                },
+                elem,
+                self.span,
+            ));
+            let inner = self.counted_loop(d[1], self.long_var(n[1]), vec![store]);
+            // Rows of the array go to distinct elements of the copy: the outer loop runs on
+            // the pool, except in the test modes that run parallel loops in another order
+            // (nothing to catch here) or sequentially.
+            let test_mode = self.opts.reverse_parallel || self.opts.shuffle_parallel.is_some();
+            code.push(if test_mode || self.opts.sequential {
+                self.counted_loop(d[0], self.long_var(n[0]), vec![inner])
+            } else {
+                Stmt::ParFor {
+                    var: d[0],
+                    lo: self.int(0),
+                    hi: self.long_var(n[0]),
+                    body: vec![inner],
+                }
+            });
+            self.packed.push(Packed {
+                copy,
+                array: pk.array,
+                panel_dim: c,
+                width: w,
+                stmt: pk.stmt.clone(),
+                value: pk.value.clone(),
+            });
+        }
+        Ok((pre, code, fits))
+    }
+
+    /// The subscripts in a panel copy of the element at column `col` (at least 0) and row
+    /// `row`: `[col / w, row, col % w]`, where `col` of the form `a·x + b` with `w | a` and
+    /// `0 <= b < w` gives `[(a / w)·x, row, b]` (exact: floor and truncation agree on the
+    /// non-negative `col`, and `w` divides `a·x`).
+    fn panel_indices(&self, col: Expr, row: Expr, w: i64) -> Vec<Expr> {
+        let split = |x: &Expr| -> Option<(Expr, i64)> {
+            let (prod, b) = match &x.kind {
+                ExprKind::Binary(BinOp::Add, p, b) => match b.kind {
+                    ExprKind::Int(b) => (p.as_ref(), b),
+                    _ => return None,
+                },
+                _ => (x, 0),
+            };
+            let ExprKind::Binary(BinOp::Mul, x, y) = &prod.kind else {
+                return None;
+            };
+            let (k, v) = match (&x.kind, &y.kind) {
+                (ExprKind::Int(k), _) => (*k, y),
+                (_, ExprKind::Int(k)) => (*k, x),
+                _ => return None,
+            };
+            (k % w == 0 && (0..w).contains(&b))
+                .then(|| (self.bin(BinOp::Mul, self.int(k / w), v.as_ref().clone()), b))
+        };
+        match split(&col) {
+            Some((q, b)) => vec![q, row, self.int(b)],
+            None => vec![
+                self.bin(BinOp::Div, col.clone(), self.int(w)),
+                row,
+                self.bin(BinOp::Rem, col, self.int(w)),
+            ],
+        }
+    }
+
+    /// Redirects the operands of statement `name` that [`Gen::declare_packs`] copied to
+    /// their panel copies. `body` is the statement before its subscripts are widened, where
+    /// an operand is exactly as the model found it.
+    fn read_packed(&self, name: &str, body: &mut Stmt) {
+        if self.packed.iter().all(|p| p.stmt != name) {
+            return;
+        }
+        tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |x| {
+            let Some(pk) = self.packed.iter().find(|p| p.stmt == name && p.value == *x) else {
+                return true;
+            };
+            let mut at = None;
+            x.walk(&mut |y| {
+                if let ExprKind::Load { array, indices, .. } = &y.kind {
+                    if *array == pk.array && indices.len() == 2 {
+                        at = Some((
+                            indices[pk.panel_dim].clone(),
+                            indices[1 - pk.panel_dim].clone(),
+                        ));
+                    }
+                }
+            });
+            let Some((c, r)) = at else { return true };
+            // Marked for `widen_packed`: the panel subscript twice, the row between.
+            let ty = x.ty;
+            *x = Expr {
+                kind: ExprKind::Load {
+                    array: pk.copy,
+                    indices: vec![c.clone(), r, c],
+                    proven: 0b111,
+                },
+                ty,
+                span: x.span,
+            };
+            false
+        });
+    }
+
+    /// After widening, turns the marked reads of [`Gen::read_packed`] into panel subscripts.
+    fn widen_packed(&self, body: &mut Stmt) {
+        if self.packed.is_empty() {
+            return;
+        }
+        tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |x| {
+            let ExprKind::Load {
+                array,
+                indices,
+                proven,
+            } = &mut x.kind
+            else {
+                return true;
+            };
+            if let Some(pk) = self.packed.iter().find(|p| p.copy == *array) {
+                if indices.len() == 3 {
+                    let (c, r) = (indices[0].clone(), indices[1].clone());
+                    *indices = self.panel_indices(c, r, pk.width);
+                    *proven = 0b111;
+                }
+            }
+            true
+        });
     }
 
     fn or(&self, a: Expr, b: Expr) -> Expr {
@@ -1001,9 +1302,12 @@ impl Gen<'_> {
                     out.push(self.assign(l.var, x));
                 }
                 let mut body = st.body.clone();
+                // Operands as the model found them, before anything is marked.
+                self.read_packed(name, &mut body);
                 // Every access was checked in bounds at the SCoP's entry (`nowrap.rs`).
                 mark_all_proven(&mut body);
                 self.widen_subscripts(&mut body, &long, self.wide.get(name));
+                self.widen_packed(&mut body);
                 self.materialise(&mut body, &long);
                 out.push(body);
                 vec![Stmt::Block(out)]
@@ -1050,11 +1354,24 @@ pub fn generate(
 ) -> Result<(Vec<Stmt>, Vec<String>), GenError> {
     let mut g = Gen::new(f, scop, opts, &a.wide_subscripts);
     // Scratch arrays are declared first: `node` reads their scalars through them.
-    let scratch = if a.scratch.is_empty() {
+    let mut scratch = if a.scratch.is_empty() {
         None
     } else {
         Some(g.declare_scratch(a, poly.scratch_limit)?)
     };
+    // Panel copies of the micro-kernels' operands: filled before the nest, under the same
+    // test of their size as the scratch arrays.
+    if !a.packs.is_empty() {
+        let (pre, code, fits) = g.declare_packs(a, poly.scratch_limit)?;
+        scratch = Some(match scratch {
+            None => (pre, code, fits),
+            Some((mut p, mut c, f)) => {
+                p.extend(pre);
+                c.extend(code);
+                (p, c, g.and(f, fits))
+            }
+        });
+    }
     let mut nest = g.node(&a.ast, false)?;
     let promoted = crate::promote::promote(g.f, &mut nest);
     let code = match scratch {

@@ -2,7 +2,8 @@
 //! (isl's Pluto-like scheduler, tiling, wavefronts, parallel marks), bounds proofs and the
 //! AST.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 
 use tessera_ir::VarId;
 
@@ -49,6 +50,10 @@ pub struct PolyOptions {
     /// Whether a scalar whose expanded instances the schedule interleaves may be
     /// materialised as a scratch array ([`ScratchArray`]) instead of giving up the schedule.
     pub scratch: bool,
+    /// Whether a register micro-kernel's read-only operands that it reads a row apart per
+    /// step (gemm's `B[k][j]` along `k`) are first copied into panels as wide as its
+    /// columns ([`Pack`]), within `scratch_limit` like scratch arrays.
+    pub pack: bool,
     /// The most bytes of scratch arrays one run of a SCoP may use; above it, at run time,
     /// the SCoP's original code runs instead (`gen.rs`).
     pub scratch_limit: u64,
@@ -82,6 +87,7 @@ impl Default for PolyOptions {
             micro_kernel_cols: default_micro_kernel_cols(),
             register_tile_budget: 256,
             scratch: true,
+            pack: true,
             scratch_limit: 256 << 20,
             max_total_ms: 10_000,
             max_ast_nodes: 3_000,
@@ -234,6 +240,39 @@ pub struct BandInfo {
     pub note: String,
     /// The statements of a register micro-kernel built on this band (`micro_kernel`).
     pub micro_kernel: Vec<String>,
+    /// The operands of that micro-kernel copied into panels first.
+    pub packs: Vec<Pack>,
+}
+
+/// An operand of a register micro-kernel (`micro_kernel`) copied before the nest into
+/// panels, BLIS's packing done once for the whole array: for an operand that reads array
+/// `X` once, at subscripts `(dp, dr)` where `dp` moves with the kernel's rows or columns
+/// and `dr` with its innermost member `r`, element `[dp / w][dr][dp % w]` of the copy holds
+/// the operand's value at `X[..]` (the subscripts in the array's order), `w` the kernel's
+/// rows or columns. Gemm's `B[k][j]` (columns, `w` = 8) is read one row of `B` apart per
+/// step of `k`; from the copy the kernel's 8 columns at consecutive `k` are consecutive
+/// in memory. Gemm's `alpha * A[i][k]` (rows, `w` = 4) is computed once per element instead
+/// of once per column panel, and its 4 rows at one `k` are adjacent. The value is the
+/// same expression evaluated on the same element, so the results are identical bit for bit.
+/// The operand is pure floating-point arithmetic of one read of an array that no statement
+/// of the SCoP writes (and that shares no storage with another of its arrays: SCoPs where
+/// two may alias are not optimised), constants and scalars the SCoP does not write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pack {
+    /// The array.
+    pub array: VarId,
+    /// The subscript (0 or 1) split into panels: the one moving with the kernel's rows or
+    /// columns.
+    pub panel_dim: usize,
+    /// The panel width: the kernel's rows or columns.
+    pub width: i64,
+    /// The array's two extents, affine in the parameters.
+    pub extents: Vec<crate::scop::Aff>,
+    /// The statement whose operand reads the copy.
+    pub stmt: String,
+    /// The operand, as it is in the statement (`alpha * A[i][k]`): each element of the copy
+    /// holds it evaluated with the array read at that element.
+    pub value: tessera_ir::Expr,
 }
 
 /// An access and whether isl proved it in bounds.
@@ -288,6 +327,8 @@ pub struct Analysis {
     pub register_tile_note: Option<String>,
     /// Rows and columns of the register micro-kernels, when the nest has one.
     pub micro_kernel_shape: Option<(i64, i64)>,
+    /// The micro-kernels' operands copied into panels before the nest ([`Pack`]).
+    pub packs: Vec<Pack>,
     /// Parameter context.
     pub context: String,
     /// Iteration domains.
@@ -647,6 +688,7 @@ fn analyse_once(
                 RegisterTiles {
                     rows: rt,
                     cols: mk_cols,
+                    pack: opts.pack,
                 },
                 separate,
                 &mut bands,
@@ -874,6 +916,7 @@ fn analyse_once(
             .iter()
             .any(|b| !b.micro_kernel.is_empty())
             .then_some((rt, mk_cols)),
+        packs: nest.bands.iter().flat_map(|b| b.packs.clone()).collect(),
         computed_schedule,
         final_schedule: nest.final_schedule,
         final_map: nest.final_map,
@@ -1467,6 +1510,7 @@ fn visit<'c>(
             .collect::<IslResult<_>>()?;
         let mut note = String::new();
         let mut micro_stmts = Vec::new();
+        let mut micro_packs = Vec::new();
         // Tiles pay for reuse, or for parallelism: a band with no parallel member gets its
         // wavefront from the tiles.
         // The parallel members of the band as `node` is now; reset whenever `node` changes
@@ -1498,8 +1542,9 @@ fn visit<'c>(
             if register_tile_size.rows > 1 && register_tile_size.cols > 1 {
                 micro = micro_kernel(node, scop, deps, register_tile_size)?;
             }
-            if let Some((nn, why, stmts)) = micro {
+            if let Some((nn, why, stmts, packs)) = micro {
                 *node = nn;
+                micro_packs = packs;
                 par_now = None;
                 note = if note.is_empty() {
                     why
@@ -1576,6 +1621,7 @@ fn visit<'c>(
                 note
             },
             micro_kernel: micro_stmts,
+            packs: micro_packs,
         });
         if !inside_parallel {
             let mut real = None;
@@ -1655,6 +1701,8 @@ fn degenerate(node: &SNode<'_>, k: usize) -> IslResult<bool> {
 struct RegisterTiles {
     rows: i64,
     cols: i64,
+    /// Whether micro-kernels pack their operands ([`Pack`]).
+    pack: bool,
 }
 
 /// The shape of a micro-kernel on the band at `node` (see `micro_kernel`): the members
@@ -1717,6 +1765,10 @@ fn micro_shape(
         .collect();
     Ok(Some((shape, names, inits)))
 }
+
+/// A micro-kernel built by `micro_kernel`: the band's new node, its note, its statements
+/// and the operands copied into panels.
+type MicroKernel<'c> = (SNode<'c>, String, Vec<String>, Vec<Pack>);
 
 /// A split of `split_micro_kernel_inits`: its note, and the micro-kernel's statements.
 type Split = (String, Vec<String>);
@@ -1876,7 +1928,7 @@ fn micro_kernel<'c>(
     scop: &Scop,
     deps: &UMap<'c>,
     rt: RegisterTiles,
-) -> IslResult<Option<(SNode<'c>, String, Vec<String>)>> {
+) -> IslResult<Option<MicroKernel<'c>>> {
     let n = node.band_n_member()?;
     // With an initialisation still in the band (`split_micro_kernel_inits` found it
     // illegal to move), each of its values of `r` would take an unrolled copy: no kernel.
@@ -1886,6 +1938,13 @@ fn micro_kernel<'c>(
     if !inits.is_empty() {
         return Ok(None);
     }
+    let packs = if rt.pack {
+        let band = node.band_partial()?.to_map()?.to_string();
+        let per = member_counters(&band, scop, n);
+        packings(&per, scop, (r, p, q), &names, (rt.rows, rt.cols))
+    } else {
+        Vec::new()
+    };
     let order: Vec<usize> = (0..n).filter(|&m| m != r).chain([r]).collect();
     let mut nn = node
         .clone()
@@ -1917,14 +1976,129 @@ fn micro_kernel<'c>(
     // iterators (isl names the iterator of schedule dimension `d` `c{d}`).
     let mark = format!("{} c{} c{}", crate::unroll::MARK, depth + pp, depth + pq);
     let tile = point.insert_mark(&mark)?.parent()?;
-    Ok(Some((
-        tile,
-        format!(
-            "micro-kernel: member {r} innermost, members {p} and {q} unrolled by {} x {} in full tiles",
-            rt.rows, rt.cols
-        ),
-        names,
-    )))
+    let mut note = format!(
+        "micro-kernel: member {r} innermost, members {p} and {q} unrolled by {} x {} in full tiles",
+        rt.rows, rt.cols
+    );
+    for pk in &packs {
+        let _ = write!(
+            note,
+            "; {}'s operand of `{}` copied first into panels of {} along its subscript {}",
+            pk.stmt,
+            scop.names.get(&pk.array).map_or("?", |x| x.as_str()),
+            pk.width,
+            pk.panel_dim
+        );
+    }
+    Ok(Some((tile, note, names, packs)))
+}
+
+/// The operands of a micro-kernel with members `(r, p, q)` (see `micro_shape`) worth
+/// copying into panels ([`Pack`]): in the kernel's statements `names`, the largest
+/// subexpressions that are pure floating-point arithmetic of constants, scalars the SCoP
+/// does not write and one read of a two-dimensional array that no statement writes and
+/// whose extents are known, at subscripts of which one is exactly the counter of `q`
+/// (panels of `cols`) or of `p` (panels of `rows`) and the other moves with `r`
+/// (coefficient 1) but not with `p` or `q`.
+fn packings(
+    per: &[StmtOutputs<'_>],
+    scop: &Scop,
+    (r, p, q): (usize, usize, usize),
+    names: &[String],
+    (rows, cols): (i64, i64),
+) -> Vec<Pack> {
+    use tessera_ir::{BinOp, Expr, ExprKind, ScalarTy, UnOp};
+    let written: HashSet<VarId> = scop
+        .stmts
+        .iter()
+        .flat_map(|st| &st.accesses)
+        .filter(|a| a.kind == AccessKind::Write)
+        .map(|a| a.var)
+        .collect();
+    let counters: HashSet<VarId> = scop
+        .stmts
+        .iter()
+        .flat_map(|st| st.loops.iter().map(|l| l.var))
+        .collect();
+    /// The read of an operand (array and subscripts), `Some(None)` for none, `None` where
+    /// the expression is not an operand.
+    type Read<'e> = Option<Option<(VarId, &'e [Expr])>>;
+    fn operand<'e>(x: &'e Expr, written: &HashSet<VarId>, counters: &HashSet<VarId>) -> Read<'e> {
+        if !matches!(x.ty, Some(ScalarTy::F32 | ScalarTy::F64)) {
+            return None;
+        }
+        let both = |a: Read<'e>, b: Read<'e>| -> Read<'e> {
+            match (a?, b?) {
+                (Some(_), Some(_)) => None,
+                (a, b) => Some(a.or(b)),
+            }
+        };
+        match &x.kind {
+            ExprKind::Float(_) => Some(None),
+            ExprKind::Var(v) => (!written.contains(v) && !counters.contains(v)).then_some(None),
+            ExprKind::Load { array, indices, .. } => {
+                (!written.contains(array)).then_some(Some((*array, indices.as_slice())))
+            }
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, a, b) => {
+                both(operand(a, written, counters), operand(b, written, counters))
+            }
+            ExprKind::Unary(UnOp::Neg, a) => operand(a, written, counters),
+            ExprKind::Cast(a) if matches!(a.ty, Some(ScalarTy::F32 | ScalarTy::F64)) => {
+                operand(a, written, counters)
+            }
+            _ => None,
+        }
+    }
+    let mut packs: Vec<Pack> = Vec::new();
+    for (st, vars, _) in per.iter().filter(|(st, _, _)| names.contains(&st.name)) {
+        let (Some(vr), Some(vp), Some(vq)) = (vars[r], vars[p], vars[q]) else {
+            continue;
+        };
+        let mut body = st.body.clone();
+        tessera_ir::walk_stmts_mut(std::slice::from_mut(&mut body), &mut |x| {
+            let Some(Some((array, indices))) = operand(x, &written, &counters) else {
+                return true;
+            };
+            let idx: Option<Vec<crate::scop::Aff>> =
+                indices.iter().map(crate::scop::index_aff).collect();
+            let extents = scop
+                .arrays
+                .iter()
+                .find(|a| a.var == array)
+                .and_then(|a| a.extents.iter().cloned().collect::<Option<Vec<_>>>());
+            let (Some(idx), Some(extents)) = (idx, extents) else {
+                return false;
+            };
+            if idx.len() != 2 || extents.len() != 2 {
+                return false;
+            }
+            let exactly = |a: &crate::scop::Aff, v: VarId| {
+                a.c == 0 && a.terms.len() == 1 && a.terms.get(&v) == Some(&1)
+            };
+            for (v, width) in [(vq, cols), (vp, rows)] {
+                let Some(d) = (0..2).find(|&d| exactly(&idx[d], v)) else {
+                    continue;
+                };
+                let other = &idx[1 - d];
+                if other.terms.get(&vr) == Some(&1)
+                    && !other.terms.contains_key(&vp)
+                    && !other.terms.contains_key(&vq)
+                {
+                    packs.push(Pack {
+                        array,
+                        panel_dim: d,
+                        width,
+                        extents,
+                        stmt: st.name.clone(),
+                        value: x.clone(),
+                    });
+                    break;
+                }
+            }
+            false
+        });
+    }
+    packs
 }
 
 /// Register tiling (unroll and jam) of a band: an outer member `u` in which accesses are
