@@ -7,7 +7,8 @@ C = alpha*A*B + beta*C in its i-k-j order, `--mode opt`) against OpenBLAS's `cbl
   2. a C driver (built here with gcc -O2, linked with -lopenblas) reads the same A, B, C,
      calls cblas_dgemm --repeat times on fresh copies of C (OPENBLAS_NUM_THREADS=1 or 2) and
      writes its result;
-  3. `tessera run --mode opt --threads 1|2 --repeat N` on the same inputs;
+  3. `tessera run --mode opt --threads 1|2 --repeat N` on the same inputs, and the same with
+     `--no-pack` (no panel copies of the micro-kernel's operands);
   4. OpenBLAS's C is compared with Tessera's to a relative 1e-9 (OpenBLAS contracts FMAs and
      sums in another order, so not bit for bit; Tessera's opt output equals gcc -O3's bit for
      bit in the test suite).
@@ -104,7 +105,7 @@ def main():
         ours = os.path.join(tmp, "tessera-" + size)
         base = [T, "run", KERNEL, "--entry", "gemm", "--init", "random:1"] + d
         run(base + ["--mode", "opt", "--threads", "1", "--save-inputs", inp, "--out", ours])
-        times = {k: [] for k in ("t1", "t2", "b1", "b2")}
+        times = {k: [] for k in ("t1", "t2", "u1", "u2", "b1", "b2")}
         compile_ms = None
         wrong = ""
         for _ in range(a.runs):
@@ -112,6 +113,9 @@ def main():
                 out = run(base + ["--mode", "opt", "--threads", th, "--repeat", str(a.repeat)])
                 times["t" + th].append(warm(out))
                 compile_ms = (field(out, "poly_ms") or 0) + (field(out, "compile_ms") or 0)
+                # The same without the panel copies of the micro-kernel's operands.
+                out = run(base + ["--mode", "opt", "--threads", th, "--repeat", str(a.repeat), "--no-pack"])
+                times["u" + th].append(warm(out))
                 env = dict(os.environ, OPENBLAS_NUM_THREADS=th)
                 res = os.path.join(tmp, "blas-%s-%s" % (size, th))
                 out = run([exe, inp, res, ni, nj, nk, alpha, beta, str(a.repeat)], env=env)
@@ -123,15 +127,16 @@ def main():
                     wrong = " (OpenBLAS differs from Tessera beyond 1e-9 in %d elements)" % bad
         gf = 2.0 * int(ni) * int(nj) * int(nk) / 1e6
         med = {k: statistics.median(v) for k, v in times.items()}
-        rows.append("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.0f%% | %.0f |%s" % (
-            size, med["t1"], med["b1"], med["t2"], med["b2"],
+        rows.append("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.0f%% | %.0f |%s" % (
+            size, med["t1"], med["u1"], med["b1"], med["t2"], med["u2"], med["b2"],
             gf / med["t1"], gf / med["t2"], 100 * med["b1"] / med["t1"], 100 * med["b2"] / med["t2"],
             compile_ms, wrong))
         print(rows[-1], flush=True)
     head = ("Machine: %s; gemm (examples/kernels/gemm.c, opt) against OpenBLAS cblas_dgemm; runs=%d "
             "(median, interleaved), median of calls 5 to %d per run; times in ms" % (machine(), a.runs, a.repeat))
-    table = ("| ni x nj x nk | Tessera 1t | OpenBLAS 1t | Tessera 2t | OpenBLAS 2t | Tessera GFLOP/s 1t | "
-             "Tessera GFLOP/s 2t | of OpenBLAS 1t | of OpenBLAS 2t | compile ms |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    table = ("| ni x nj x nk | Tessera 1t | Tessera --no-pack 1t | OpenBLAS 1t | Tessera 2t | Tessera --no-pack 2t | "
+             "OpenBLAS 2t | Tessera GFLOP/s 1t | Tessera GFLOP/s 2t | of OpenBLAS 1t | of OpenBLAS 2t | compile ms |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
              + "\n".join(rows))
     emit(table, a.md, head)
 

@@ -25,7 +25,7 @@ checkout of PolyBench/C 4.2.1. For every benchmark of the suite:
      code as written, on calls 1 to 4 and kept the faster) are both reported.
 
 Usage: python3 bench/polybench.py --src /path/to/PolyBenchC-4.2.1 [--dataset MEDIUM] [--runs 3]
-       [--repeat 5] [--only gemm,lu] [--md out.md]
+       [--repeat 5] [--only gemm,lu] [--variant=--no-pack] [--md out.md]
 """
 import math, os, re, statistics, subprocess, sys, tempfile
 
@@ -112,7 +112,13 @@ def main():
     ap.add_argument("--src", required=True, help="a PolyBench/C 4.2.1 checkout")
     ap.add_argument("--dataset", default="MEDIUM")
     ap.add_argument("--repeat", type=int, default=7, help="calls per Tessera run (first: cold; median of calls 5..: settled)")
+    ap.add_argument("--variant", default=None,
+                    help="extra options for `--mode opt` (e.g. `--no-pack`), run interleaved with the others on 1 and 2 "
+                         "threads; the table gains their warm times and their ratio to opt's")
     a = ap.parse_args()
+    if a.variant:
+        MODES.extend([("var", ["--mode", "opt", "--threads", "1"] + a.variant.split()),
+                      ("var-2t", ["--mode", "opt", "--threads", "2"] + a.variant.split())])
     utils = os.path.join(a.src, "utilities")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -176,20 +182,24 @@ def main():
 
     geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
     fmt = lambda v: ("%.3g" % v) if v else "wrong"
+    var = " `%s`" % a.variant if a.variant else ""
     lines = [
         "| kernel | sizes | SCoPs (kept as is) | loop nests not SCoPs | gcc -O3 | jit | opt | opt 2t | jit warm | opt warm | opt 2t warm "
-        "| jit / gcc | opt 2t / jit | opt 2t / jit warm | opt 2t / gcc |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| jit / gcc | opt 2t / jit | opt 2t / jit warm | opt 2t / gcc |"
+        + ("%s warm |%s 2t warm | opt warm /%s | opt 2t warm /%s 2t |" % (var, var, var, var) if var else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|" if var else ""),
     ]
     ratio = lambda x, y: x / y if x and y else None
     rfmt = lambda r: ("%.2f" % r) if r else "-"
-    q = [[], [], [], []]
+    q = [[], [], [], [], [], []]
     for row in rows:
         if row["note"]:
-            lines.append("| %s | | %s |" % (row["name"], row["note"]) + " |" * 12)
+            lines.append("| %s | | %s |" % (row["name"], row["note"]) + " |" * (16 if var else 12))
             continue
         m, w = row["med"], row["warm"]
         rs = [ratio(m["jit"], m["gcc"]), ratio(m["opt-2t"], m["jit"]), ratio(w["opt-2t"], w["jit"]), ratio(m["opt-2t"], m["gcc"])]
+        if var:
+            rs += [ratio(w["opt"], w["var"]), ratio(w["opt-2t"], w["var-2t"])]
         for qq, r in zip(q, rs):
             if r:
                 qq.append(r)
@@ -197,8 +207,10 @@ def main():
         lines.append("| %s | %s | %d (%d) | %d %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             row["name"], row["size"], row["scops"], row["kept"], len(row["rejected"]), ("(" + rej + ")") if rej else "",
             fmt(m["gcc"]), fmt(m["jit"]), fmt(m["opt"]), fmt(m["opt-2t"]), fmt(w["jit"]), fmt(w["opt"]), fmt(w["opt-2t"]),
-            " | ".join(rfmt(r) for r in rs)))
-    lines.append("| **geomean** | | | | | | | | | | | %s |" % " | ".join("**%.3f**" % geo(qq) for qq in q))
+            " | ".join(rfmt(r) for r in rs[:4]))
+            + (" %s | %s | %s | %s |" % (fmt(w["var"]), fmt(w["var-2t"]), rfmt(rs[4]), rfmt(rs[5])) if var else ""))
+    lines.append("| **geomean** | | | | | | | | | | | %s |" % " | ".join("**%.3f**" % geo(qq) for qq in q[:4])
+                 + (" | | %s |" % " | ".join("**%.3f**" % geo(qq) for qq in q[4:]) if var else ""))
     emit("\n".join(lines), a.md, "Machine: %s; PolyBench/C 4.2.1 %s_DATASET as written; runs=%d (median, interleaved), %d calls per Tessera run "
          "(first call; warm: median of calls 5 on, after the choice of versions); times in ms" % (machine(), a.dataset, a.runs, a.repeat))
 

@@ -716,8 +716,9 @@ impl Gen<'_> {
         x
     }
 
-    /// A `for (long v = 0; v < n; v++) body` loop.
-    fn counted_loop(&self, v: VarId, n: Expr, body: Vec<Stmt>) -> Stmt {
+    /// A `for (long v = 0; v < n; v++) body` loop (`vectorize`: whether LLVM's loop
+    /// vectoriser may run on it).
+    fn counted_loop(&self, v: VarId, n: Expr, body: Vec<Stmt>, vectorize: bool) -> Stmt {
         let step = e(
             ExprKind::Assign {
                 place: Place::Var(v),
@@ -737,7 +738,7 @@ impl Gen<'_> {
                 body,
                 step: Some(step),
                 is_for: true,
-                vectorize: true,
+                vectorize,
             },
         ])
     }
@@ -812,24 +813,32 @@ impl Gen<'_> {
                 VarKind::Array { elem, rank: 3 },
                 true,
             );
+            let panels_n = panels.clone();
             code.push(Stmt::DeclArray {
                 var: copy,
                 dims: vec![panels, self.long_var(n[r]), self.int(w)],
                 span: self.span,
             });
-            let d: Vec<VarId> = (0..2)
-                .map(|k| {
-                    self.new_var(
-                        format!("{}_pd{k}", v.name),
-                        VarKind::Scalar(ScalarTy::I64),
-                        false,
-                    )
-                })
-                .collect();
-            // The operand with its read of the array at `[d0][d1]`.
+            // for (t = 0; t < panels; t++) for (row = 0; row < n_r; row++)
+            //     for (s = 0; s < min(w, n_c - t·w); s++) X_p[t][row][s] = operand at X[..]
+            // (every subscript affine; each panel is written in order, on the pool).
+            let [t, row, lane] = ["t", "row", "s"].map(|x| {
+                self.new_var(
+                    format!("{}_p{x}", v.name),
+                    VarKind::Scalar(ScalarTy::I64),
+                    false,
+                )
+            });
+            let col = self.bin(
+                BinOp::Add,
+                self.bin(BinOp::Mul, self.long_var(t), self.int(w)),
+                self.long_var(lane),
+            );
+            let mut at = [self.long_var(row), self.long_var(row)];
+            at[c] = col;
+            // The operand with its read of the array at that element.
             let mut value = pk.value.clone();
             let mut reads = 0;
-            let at = [self.long_var(d[0]), self.long_var(d[1])];
             value.walk_mut(&mut |x| {
                 if let ExprKind::Load {
                     array,
@@ -856,7 +865,7 @@ impl Gen<'_> {
                 ExprKind::Assign {
                     place: Place::Elem {
                         array: copy,
-                        indices: self.panel_indices(self.long_var(d[c]), self.long_var(d[r]), w),
+                        indices: vec![self.long_var(t), self.long_var(row), self.long_var(lane)],
                         proven: 0b111,
                     },
                     op: None,
@@ -865,19 +874,36 @@ impl Gen<'_> {
                 elem,
                 self.span,
             ));
-            let inner = self.counted_loop(d[1], self.long_var(n[1]), vec![store]);
-            // Rows of the array go to distinct elements of the copy: the outer loop runs on
-            // the pool, except in the test modes that run parallel loops in another order
-            // (nothing to catch here) or sequentially.
+            let lanes = e(
+                ExprKind::Builtin(
+                    Builtin::Min,
+                    vec![
+                        self.int(w),
+                        self.bin(
+                            BinOp::Sub,
+                            self.long_var(n[c]),
+                            self.bin(BinOp::Mul, self.long_var(t), self.int(w)),
+                        ),
+                    ],
+                ),
+                ScalarTy::I64,
+                self.span,
+            );
+            // At most `w` lanes: not worth the vectoriser's time.
+            let inner = self.counted_loop(lane, lanes, vec![store], false);
+            let rows = self.counted_loop(row, self.long_var(n[r]), vec![inner], true);
+            // Panels are disjoint: the outer loop runs on the pool, except in the test modes
+            // that run parallel loops in another order (nothing to catch here) or
+            // sequentially.
             let test_mode = self.opts.reverse_parallel || self.opts.shuffle_parallel.is_some();
             code.push(if test_mode || self.opts.sequential {
-                self.counted_loop(d[0], self.long_var(n[0]), vec![inner])
+                self.counted_loop(t, panels_n.clone(), vec![rows], true)
             } else {
                 Stmt::ParFor {
-                    var: d[0],
+                    var: t,
                     lo: self.int(0),
-                    hi: self.long_var(n[0]),
-                    body: vec![inner],
+                    hi: panels_n.clone(),
+                    body: vec![rows],
                 }
             });
             self.packed.push(Packed {
@@ -892,48 +918,39 @@ impl Gen<'_> {
         Ok((pre, code, fits))
     }
 
-    /// The subscripts in a panel copy of the element at column `col` (at least 0) and row
-    /// `row`: `[col / w, row, col % w]`, where `col` of the form `a·x + b` with `w | a` and
-    /// `0 <= b < w` gives `[(a / w)·x, row, b]` (exact: floor and truncation agree on the
-    /// non-negative `col`, and `w` divides `a·x`).
-    fn panel_indices(&self, col: Expr, row: Expr, w: i64) -> Vec<Expr> {
-        let split = |x: &Expr| -> Option<(Expr, i64)> {
-            let (prod, b) = match &x.kind {
-                ExprKind::Binary(BinOp::Add, p, b) => match b.kind {
-                    ExprKind::Int(b) => (p.as_ref(), b),
-                    _ => return None,
-                },
-                _ => (x, 0),
-            };
-            let ExprKind::Binary(BinOp::Mul, x, y) = &prod.kind else {
-                return None;
-            };
-            let (k, v) = match (&x.kind, &y.kind) {
-                (ExprKind::Int(k), _) => (*k, y),
-                (_, ExprKind::Int(k)) => (*k, x),
+    /// `col / w` and `col % w` for a column (at least 0) of the form `a·x + b` with `w | a`
+    /// and `0 <= b < w`: `(a / w)·x` and `b` (exact: floor and truncation agree on the
+    /// non-negative `col`, and `w` divides `a·x`). A micro-kernel's full tiles address their
+    /// rows and columns so (`8·c4 + 3`); `None` otherwise.
+    fn split_panel(&self, col: &Expr, w: i64) -> Option<(Expr, i64)> {
+        let (prod, b) = match &col.kind {
+            ExprKind::Binary(BinOp::Add, p, b) => match b.kind {
+                ExprKind::Int(b) => (p.as_ref(), b),
                 _ => return None,
-            };
-            (k % w == 0 && (0..w).contains(&b))
-                .then(|| (self.bin(BinOp::Mul, self.int(k / w), v.as_ref().clone()), b))
+            },
+            _ => (col, 0),
         };
-        match split(&col) {
-            Some((q, b)) => vec![q, row, self.int(b)],
-            None => vec![
-                self.bin(BinOp::Div, col.clone(), self.int(w)),
-                row,
-                self.bin(BinOp::Rem, col, self.int(w)),
-            ],
-        }
+        let ExprKind::Binary(BinOp::Mul, x, y) = &prod.kind else {
+            return None;
+        };
+        let (k, v) = match (&x.kind, &y.kind) {
+            (ExprKind::Int(k), _) => (*k, y),
+            (_, ExprKind::Int(k)) => (*k, x),
+            _ => return None,
+        };
+        (k % w == 0 && (0..w).contains(&b))
+            .then(|| (self.bin(BinOp::Mul, self.int(k / w), v.as_ref().clone()), b))
     }
 
-    /// Redirects the operands of statement `name` that [`Gen::declare_packs`] copied to
-    /// their panel copies. `body` is the statement before its subscripts are widened, where
-    /// an operand is exactly as the model found it.
-    fn read_packed(&self, name: &str, body: &mut Stmt) {
+    /// Statement `name` with the operands that [`Gen::declare_packs`] copied read from
+    /// their panel copies, where it has some. `body` is the statement before anything is
+    /// marked or widened, where an operand is exactly as the model found it.
+    fn read_packed(&self, name: &str, body: &Stmt) -> Option<Stmt> {
         if self.packed.iter().all(|p| p.stmt != name) {
-            return;
+            return None;
         }
-        tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |x| {
+        let mut body = body.clone();
+        tessera_ir::walk_stmts_mut(std::slice::from_mut(&mut body), &mut |x| {
             let Some(pk) = self.packed.iter().find(|p| p.stmt == name && p.value == *x) else {
                 return true;
             };
@@ -962,13 +979,14 @@ impl Gen<'_> {
             };
             false
         });
+        Some(body)
     }
 
-    /// After widening, turns the marked reads of [`Gen::read_packed`] into panel subscripts.
-    fn widen_packed(&self, body: &mut Stmt) {
-        if self.packed.is_empty() {
-            return;
-        }
+    /// After widening, turns the marked reads of [`Gen::read_packed`] into panel subscripts;
+    /// false where a column does not split ([`Gen::split_panel`]): the instance (a partial
+    /// tile's) then reads its operands as written, which costs it no division.
+    fn widen_packed(&self, body: &mut Stmt) -> bool {
+        let mut split = true;
         tessera_ir::walk_stmts_mut(std::slice::from_mut(body), &mut |x| {
             let ExprKind::Load {
                 array,
@@ -979,14 +997,17 @@ impl Gen<'_> {
                 return true;
             };
             if let Some(pk) = self.packed.iter().find(|p| p.copy == *array) {
-                if indices.len() == 3 {
-                    let (c, r) = (indices[0].clone(), indices[1].clone());
-                    *indices = self.panel_indices(c, r, pk.width);
-                    *proven = 0b111;
+                match self.split_panel(&indices[0], pk.width) {
+                    Some((q, b)) if indices.len() == 3 => {
+                        *indices = vec![q, indices[1].clone(), self.int(b)];
+                        *proven = 0b111;
+                    }
+                    _ => split = false,
                 }
             }
             true
         });
+        split
     }
 
     fn or(&self, a: Expr, b: Expr) -> Expr {
@@ -1303,11 +1324,17 @@ impl Gen<'_> {
                 }
                 let mut body = st.body.clone();
                 // Operands as the model found them, before anything is marked.
-                self.read_packed(name, &mut body);
+                let packed = self.read_packed(name, &body);
                 // Every access was checked in bounds at the SCoP's entry (`nowrap.rs`).
                 mark_all_proven(&mut body);
                 self.widen_subscripts(&mut body, &long, self.wide.get(name));
-                self.widen_packed(&mut body);
+                if let Some(mut p) = packed {
+                    mark_all_proven(&mut p);
+                    self.widen_subscripts(&mut p, &long, self.wide.get(name));
+                    if self.widen_packed(&mut p) {
+                        body = p;
+                    }
+                }
                 self.materialise(&mut body, &long);
                 out.push(body);
                 vec![Stmt::Block(out)]

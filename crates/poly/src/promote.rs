@@ -7,8 +7,7 @@
 //! its `rows x cols` accumulators in registers.
 //!
 //! An innermost `for` loop qualifies when its body cannot fail (every access proven in
-//! bounds, no integer division or remainder except by a constant other than 0 and -1, no
-//! shift, no call) and has no jump or nested loop.
+//! bounds, no integer division, remainder or shift, no call) and has no jump or nested loop.
 //! An array is promoted when the loop writes it, and every access of it in the loop has a
 //! subscript that is an affine form of variables the loop does not assign (read as the SCoP
 //! model reads subscripts, [`crate::scop::index_aff`]: the nest runs under the SCoP's entry
@@ -160,11 +159,6 @@ fn safe_body(body: &[Stmt]) -> bool {
                     ..
                 } => all(indices, *proven),
                 ExprKind::Call(..) => false,
-                // By a constant other than 0 and -1 (panel subscripts, `gen.rs`) an integer
-                // division cannot fail.
-                ExprKind::Binary(BinOp::Div | BinOp::Rem, _, b) if matches!(b.kind, ExprKind::Int(k) if k != 0 && k != -1) => {
-                    true
-                }
                 ExprKind::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr, ..) => {
                     matches!(e.ty, Some(ScalarTy::F32 | ScalarTy::F64))
                 }
