@@ -336,7 +336,8 @@ struct RunArgs {
     repeat: u32,
     /// With --mode opt: time candidate optimisations (the code as written, the optimiser's
     /// default, a wider micro-kernel, maximal fusion, no fusion, no tiling, tiles half and
-    /// twice the cache model's size, no register tiles, no loop reordering) on these
+    /// twice the cache model's size, no register tiles, no loop reordering, no panel
+    /// copies of a micro-kernel's operands) on these
     /// inputs, check their outputs against the code as written, and run the fastest; the
     /// choice is kept per kernel, sizes, threads and machine in $TESSERA_WISDOM or
     /// ~/.cache/tessera/wisdom-v1.json and reused.
