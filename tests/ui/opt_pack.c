@@ -2,7 +2,7 @@
 // EXIT: 0
 // What `explain` says of the panel copies of opt_pack_run.c's kernels: each micro-kernel's
 // note names the operands copied (the array, the panel width, the subscript split into
-// panels), and the generated code fills each copy before the nest.
+// panels). Which operands qualify is checked independently in crates/poly/tests/pack.rs.
 #define N 64
 #define M 64
 #define K 64

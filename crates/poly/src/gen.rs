@@ -53,10 +53,13 @@ impl GenOptions {
     /// Whether SCoPs keep their code as written as a second version: [`GenOptions::versions`]
     /// and no test mode.
     pub fn keeps_versions(&self) -> bool {
-        self.versions
-            && !self.reverse_parallel
-            && self.shuffle_parallel.is_none()
-            && !self.sequential
+        self.versions && !self.reorders_parallel() && !self.sequential
+    }
+
+    /// Whether a test mode runs parallel loops in another order than their own
+    /// ([`GenOptions::reverse_parallel`], [`GenOptions::shuffle_parallel`]).
+    pub fn reorders_parallel(&self) -> bool {
+        self.reverse_parallel || self.shuffle_parallel.is_some()
     }
 }
 
@@ -706,24 +709,32 @@ impl Gen<'_> {
         Ok((pre, decls, fits))
     }
 
-    /// The value of `a` (affine in the parameters) as a `long` expression.
-    fn aff_expr(&self, a: &Aff) -> Expr {
-        let mut x = self.int(a.c);
-        for (v, k) in &a.terms {
+    /// `c + Σ k·v` over `long` values of the variables.
+    fn linear<'t>(&self, c: i64, terms: impl IntoIterator<Item = (&'t VarId, &'t i64)>) -> Expr {
+        let mut x = self.int(c);
+        for (v, k) in terms {
             let t = self.bin(BinOp::Mul, self.int(*k), self.long_var(*v));
             x = self.bin(BinOp::Add, x, t);
         }
         x
     }
 
-    /// A `for (long v = 0; v < n; v++) body` loop (`vectorize`: whether LLVM's loop
-    /// vectoriser may run on it).
-    fn counted_loop(&self, v: VarId, n: Expr, body: Vec<Stmt>, vectorize: bool) -> Stmt {
+    /// `for (v = start; test; v = step) body`, lowered as `{ v = start; while ... }`
+    /// (`vectorize`: whether LLVM's loop vectoriser may run on it).
+    fn for_loop(
+        &self,
+        v: VarId,
+        start: Expr,
+        test: Expr,
+        step: Expr,
+        body: Vec<Stmt>,
+        vectorize: bool,
+    ) -> Stmt {
         let step = e(
             ExprKind::Assign {
                 place: Place::Var(v),
                 op: None,
-                value: Box::new(self.bin(BinOp::Add, self.long_var(v), self.int(1))),
+                value: Box::new(step),
             },
             ScalarTy::I64,
             self.span,
@@ -731,10 +742,10 @@ impl Gen<'_> {
         Stmt::Block(vec![
             Stmt::Decl {
                 var: v,
-                init: Some(self.int(0)),
+                init: Some(start),
             },
             Stmt::While {
-                cond: self.cmp(CmpOp::Lt, self.long_var(v), n),
+                cond: test,
                 body,
                 step: Some(step),
                 is_for: true,
@@ -743,14 +754,20 @@ impl Gen<'_> {
         ])
     }
 
+    /// `for (long v = 0; v < n; v++) body`.
+    fn counted_loop(&self, v: VarId, n: Expr, body: Vec<Stmt>, vectorize: bool) -> Stmt {
+        let test = self.cmp(CmpOp::Lt, self.long_var(v), n);
+        let step = self.bin(BinOp::Add, self.long_var(v), self.int(1));
+        self.for_loop(v, self.int(0), test, step, body, vectorize)
+    }
+
     /// Declares the panel copies of `a.packs` ([`crate::model::Pack`]): the array's extents
     /// (at least 0) before the nest; the copy's declaration and the loops filling it; and the
     /// run-time test that each copy stays within its share of `limit` bytes (shared with the
-    /// scratch arrays). The copy of
-    /// `X[n0][n1]` with columns along subscript `c` is `X_p[(nc + w - 1) / w][nr][w]`; its
-    /// elements past the last column are never read. Every access is within its extent: the
-    /// loops run over the declared extents, and `dc / w`, `dc % w` of `0 <= dc < nc` are
-    /// within the copy's.
+    /// scratch arrays). The copy of `X[n0][n1]` with panels along subscript `c` is
+    /// `X_p[(nc + w - 1) / w][nr][w]`, element `[t][row][l]` the operand at `c = w·t + l`;
+    /// the lanes of the last panel past `nc` are neither written nor read. Every access is
+    /// within its extent: the loops run over the declared extents.
     fn declare_packs(
         &mut self,
         a: &Analysis,
@@ -779,7 +796,10 @@ impl Gen<'_> {
                     false,
                 );
                 let x = e(
-                    ExprKind::Builtin(Builtin::Max, vec![self.aff_expr(ext), self.int(0)]),
+                    ExprKind::Builtin(
+                        Builtin::Max,
+                        vec![self.linear(ext.c, &ext.terms), self.int(0)],
+                    ),
                     ScalarTy::I64,
                     self.span,
                 );
@@ -813,10 +833,9 @@ impl Gen<'_> {
                 VarKind::Array { elem, rank: 3 },
                 true,
             );
-            let panels_n = panels.clone();
             code.push(Stmt::DeclArray {
                 var: copy,
-                dims: vec![panels, self.long_var(n[r]), self.int(w)],
+                dims: vec![panels.clone(), self.long_var(n[r]), self.int(w)],
                 span: self.span,
             });
             // for (t = 0; t < panels; t++) for (row = 0; row < n_r; row++)
@@ -895,14 +914,14 @@ impl Gen<'_> {
             // Panels are disjoint: the outer loop runs on the pool, except in the test modes
             // that run parallel loops in another order (nothing to catch here) or
             // sequentially.
-            let test_mode = self.opts.reverse_parallel || self.opts.shuffle_parallel.is_some();
+            let test_mode = self.opts.reorders_parallel();
             code.push(if test_mode || self.opts.sequential {
-                self.counted_loop(t, panels_n.clone(), vec![rows], true)
+                self.counted_loop(t, panels, vec![rows], true)
             } else {
                 Stmt::ParFor {
                     var: t,
                     lo: self.int(0),
-                    hi: panels_n.clone(),
+                    hi: panels,
                     body: vec![rows],
                 }
             });
@@ -966,13 +985,13 @@ impl Gen<'_> {
                 }
             });
             let Some((c, r)) = at else { return true };
-            // Marked for `widen_packed`: the panel subscript twice, the row between.
+            // Marked for `widen_packed`: the panel subscript, then the row.
             let ty = x.ty;
             *x = Expr {
                 kind: ExprKind::Load {
                     array: pk.copy,
-                    indices: vec![c.clone(), r, c],
-                    proven: 0b111,
+                    indices: vec![c, r],
+                    proven: 0b11,
                 },
                 ty,
                 span: x.span,
@@ -996,14 +1015,18 @@ impl Gen<'_> {
             else {
                 return true;
             };
-            if let Some(pk) = self.packed.iter().find(|p| p.copy == *array) {
-                match self.split_panel(&indices[0], pk.width) {
-                    Some((q, b)) if indices.len() == 3 => {
-                        *indices = vec![q, indices[1].clone(), self.int(b)];
+            let Some(pk) = self.packed.iter().find(|p| p.copy == *array) else {
+                return true;
+            };
+            match (indices.as_slice(), indices.first()) {
+                ([_, row], Some(col)) => match self.split_panel(col, pk.width) {
+                    Some((q, b)) => {
+                        *indices = vec![q, row.clone(), self.int(b)];
                         *proven = 0b111;
                     }
-                    _ => split = false,
-                }
+                    None => split = false,
+                },
+                _ => split = false,
             }
             true
         });
@@ -1040,11 +1063,7 @@ impl Gen<'_> {
             // Outside the disjunct: some constraint of it fails.
             let mut outside: Option<Expr> = None;
             for c in d {
-                let mut sum = self.int(c.c);
-                for (v, k) in &c.terms {
-                    let t = self.bin(BinOp::Mul, self.int(*k), self.long_var(*v));
-                    sum = self.bin(BinOp::Add, sum, t);
-                }
+                let sum = self.linear(c.c, c.terms.iter().map(|(v, k)| (v, k)));
                 let fails = if c.eq {
                     self.cmp(CmpOp::Ne, sum, self.int(0))
                 } else {
@@ -1220,7 +1239,7 @@ impl Gen<'_> {
                     }
                     _ => None,
                 };
-                let test_mode = self.opts.reverse_parallel || self.opts.shuffle_parallel.is_some();
+                let test_mode = self.opts.reorders_parallel();
                 if let (true, Some(seed), true, Some((op, ub))) = (
                     parallel,
                     self.opts.shuffle_parallel,
@@ -1272,28 +1291,7 @@ impl Gen<'_> {
                     let step = self.bin(BinOp::Add, self.long_var(v), inc_e);
                     (init_e, test, step)
                 };
-                let step = e(
-                    ExprKind::Assign {
-                        place: Place::Var(v),
-                        op: None,
-                        value: Box::new(step),
-                    },
-                    ScalarTy::I64,
-                    self.span,
-                );
-                vec![Stmt::Block(vec![
-                    Stmt::Decl {
-                        var: v,
-                        init: Some(start),
-                    },
-                    Stmt::While {
-                        cond: test,
-                        body,
-                        step: Some(step),
-                        is_for: true,
-                        vectorize: true,
-                    },
-                ])]
+                vec![self.for_loop(v, start, test, step, body, true)]
             }
             Ast::User(call) => {
                 let AstExpr::Op(AstOp::Call, args) = call else {

@@ -272,13 +272,7 @@ fn process_list(f: &mut Function, list: &mut Vec<Stmt>, cx: &Cx<'_>, report: &mu
 
 /// Why the SCoP must keep its code: two of its arrays, one written, may share storage.
 fn shared_storage(f: &Function, s: &Scop, alias: &HashSet<(VarId, VarId)>) -> Option<String> {
-    let written: HashSet<VarId> = s
-        .stmts
-        .iter()
-        .flat_map(|st| &st.accesses)
-        .filter(|a| a.kind == scop::AccessKind::Write)
-        .map(|a| a.var)
-        .collect();
+    let written = s.written_vars();
     alias
         .iter()
         .find(|(a, b)| {

@@ -2008,13 +2008,7 @@ fn packings(
     (rows, cols): (i64, i64),
 ) -> Vec<Pack> {
     use tessera_ir::{BinOp, Expr, ExprKind, ScalarTy, UnOp};
-    let written: HashSet<VarId> = scop
-        .stmts
-        .iter()
-        .flat_map(|st| &st.accesses)
-        .filter(|a| a.kind == AccessKind::Write)
-        .map(|a| a.var)
-        .collect();
+    let written = scop.written_vars();
     let counters: HashSet<VarId> = scop
         .stmts
         .iter()

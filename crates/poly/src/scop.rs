@@ -275,6 +275,16 @@ pub struct Scop {
 }
 
 impl Scop {
+    /// The arrays and scalars some statement of the SCoP writes.
+    pub fn written_vars(&self) -> std::collections::HashSet<VarId> {
+        self.stmts
+            .iter()
+            .flat_map(|st| &st.accesses)
+            .filter(|a| a.kind == AccessKind::Write)
+            .map(|a| a.var)
+            .collect()
+    }
+
     /// Whether some scalar of the SCoP is expanded (see [`Access::expanded`]).
     pub fn has_expansion(&self) -> bool {
         self.stmts
