@@ -110,7 +110,9 @@ fn ui_diagnostics() {
     );
 }
 
-/// Masks durations (`12.3 ms` becomes `<ms> ms`), as `explain` prints per-phase times.
+/// Masks durations (`12.3 ms` becomes `<ms> ms`), as `explain` prints per-phase times, and
+/// the share of tasks whose time fell in a window (`20.0% in 10..100 ms` becomes `<share>% in
+/// 10..100 ms`, as `skel` prints it: a timing too).
 fn mask_ms(line: &str) -> String {
     let words: Vec<&str> = line.split(' ').collect();
     let mut out = Vec::with_capacity(words.len());
@@ -118,8 +120,17 @@ fn mask_ms(line: &str) -> String {
         let next_is_ms = words
             .get(i + 1)
             .is_some_and(|n| n.trim_end_matches([',', ')', ';']) == "ms");
+        let share_in_window = w
+            .strip_suffix('%')
+            .is_some_and(|x| x.parse::<f64>().is_ok())
+            && words.get(i + 1) == Some(&"in")
+            && words
+                .get(i + 3)
+                .is_some_and(|n| n.trim_end_matches([',', ')', ';']) == "ms");
         if next_is_ms && w.parse::<f64>().is_ok() {
             out.push("<ms>");
+        } else if share_in_window {
+            out.push("<share>%");
         } else {
             out.push(w);
         }
