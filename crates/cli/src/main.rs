@@ -178,6 +178,14 @@ struct PolyArgs {
     /// so that each step reads the next adjacent panel row).
     #[arg(long)]
     no_pack: bool,
+    /// Tile stencils in time: a first band with no parallel member whose dependences have
+    /// constant distances is tiled in time and space (parallelogram tiles, run in wavefronts)
+    /// instead of being scheduled again with its outer loop sequential and the loops inside
+    /// parallel. Off by default (it wins on some stencils, loses on others); `--tune` tries it.
+    /// `--tile-sizes` applies to the time tiles too, rounded down to powers of two up to 32
+    /// (other sizes can cost isl seconds).
+    #[arg(long)]
+    time_tile: bool,
     /// The most bytes of scratch arrays one run of an optimised loop nest may allocate; above
     /// it (checked at run time) the nest's original code runs.
     #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
@@ -239,6 +247,7 @@ impl PolyArgs {
                     .unwrap_or(tessera_poly::PolyOptions::default().micro_kernel_cols),
                 scratch: !self.no_scratch,
                 pack: !self.no_pack,
+                time_tile: self.time_tile,
                 scratch_limit: self.scratch_limit,
                 ..Default::default()
             },

@@ -105,6 +105,11 @@ pub fn candidates(base: &PolyOptions) -> Vec<Candidate> {
         o.pack = false;
         add("no panel copies", o);
     }
+    if !base.time_tile && base.tile {
+        let mut o = base.clone();
+        o.time_tile = true;
+        add("time tiling", o);
+    }
     out
 }
 

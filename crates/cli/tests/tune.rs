@@ -332,3 +332,30 @@ fn model_choice_runs_the_predicted_best() {
         assert_eq!(code, 2, "{bad:?}: {out}{err}");
     }
 }
+
+/// A stencil's candidates include time tiling (off by default), which `--tune` runs and
+/// checks against the code as written like every other candidate.
+#[test]
+fn tune_runs_time_tiling_on_a_stencil() {
+    let dir = scratch_dir("tune-time-tile");
+    let wisdom = dir.join("wisdom.json");
+    let k = "examples/kernels/jacobi-2d.c";
+    let size = ["--entry", "jacobi_2d", "-D", "tsteps=6", "-D", "n=37"];
+    let with = |extra: &[&'static str]| run_args(k, &size, extra);
+    let (code, oracle, err) = run(&with(&["--mode", "interp"]), &wisdom);
+    assert_eq!(code, 0, "{oracle}{err}");
+    let want = checksums(&oracle);
+    assert_eq!(want.len(), 2, "{oracle}");
+    let (code, out, err) = run(
+        &with(&["--mode", "opt", "--tune", "--tune-prune", "0"]),
+        &wisdom,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("tune: `time tiling`: "), "{out}");
+    assert!(!out.contains("outputs differ"), "{out}");
+    assert_eq!(checksums(&out), want, "{out}");
+    // Asked for directly: the same results.
+    let (code, out, err) = run(&with(&["--mode", "opt", "--time-tile"]), &wisdom);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(checksums(&out), want, "{out}");
+}

@@ -76,6 +76,7 @@ type isl_size = c_int;
 extern "C" {
     fn isl_ctx_alloc() -> *mut isl_ctx;
     fn isl_ctx_free(ctx: *mut isl_ctx);
+    fn isl_ctx_get_max_operations(ctx: *mut isl_ctx) -> c_ulong;
     fn isl_ctx_set_max_operations(ctx: *mut isl_ctx, max: c_ulong);
     fn isl_ctx_reset_operations(ctx: *mut isl_ctx);
     fn isl_ctx_last_error(ctx: *mut isl_ctx) -> c_int;
@@ -360,6 +361,20 @@ extern "C" {
         f: unsafe extern "C" fn(*mut isl_ast_build, *mut c_void) -> *mut isl_id,
         user: *mut c_void,
     ) -> *mut isl_ast_build;
+    fn isl_ast_build_set_after_each_for(
+        b: *mut isl_ast_build,
+        f: unsafe extern "C" fn(
+            *mut isl_ast_node,
+            *mut isl_ast_build,
+            *mut c_void,
+        ) -> *mut isl_ast_node,
+        user: *mut c_void,
+    ) -> *mut isl_ast_build;
+    fn isl_ast_build_set_before_each_mark(
+        b: *mut isl_ast_build,
+        f: unsafe extern "C" fn(*mut isl_id, *mut isl_ast_build, *mut c_void) -> c_int,
+        user: *mut c_void,
+    ) -> *mut isl_ast_build;
     fn isl_ast_build_get_schedule(b: *mut isl_ast_build) -> *mut isl_union_map;
     fn isl_ast_node_get_annotation(n: *mut isl_ast_node) -> *mut isl_id;
     fn isl_union_map_n_map(m: *mut isl_union_map) -> isl_size;
@@ -464,6 +479,12 @@ impl Ctx {
             isl_ctx_reset_operations(self.raw);
         }
         r
+    }
+
+    /// The bound on elementary operations now in force (0: none).
+    pub fn max_operations(&self) -> u64 {
+        // SAFETY: valid context.
+        unsafe { isl_ctx_get_max_operations(self.raw) as u64 }
     }
 
     /// Restarts the operation count.
@@ -1927,12 +1948,15 @@ pub enum Ast {
 /// Generates the AST of `schedule` under parameter `context`; returns the converted tree and
 /// isl's own C rendering of it.
 ///
-/// Every `for` node is checked for parallelism as isl builds it (as Polly does): with the
-/// build's schedule `σ` of the instances inside the loop (the enclosing loops and this one),
-/// the loop is parallel iff every dependence `a → b` of `deps` with `σ(a)` and `σ(b)` equal
-/// in the enclosing dimensions is also equal in this one. The check runs on the final
-/// schedule, after tiling, register tiles and separation, so a mark that ends up on another
-/// loop than intended is caught; [`Ast::For::parallel`] holds the result.
+/// Every `for` node at the depth of the latest `parallel` mark (the loops of the marked
+/// band, and at worst a loop after them at the same depth) is checked for parallelism as isl
+/// builds it (as Polly does): with the build's schedule `σ` of the instances inside the loop
+/// (the enclosing loops and this one), the loop is parallel iff every dependence `a → b` of
+/// `deps` with `σ(a)` and `σ(b)` equal in the enclosing dimensions is also equal in this
+/// one. The check runs on the final schedule, after tiling, register tiles and separation,
+/// so a mark that ends up on another loop than intended is caught; [`Ast::For::parallel`]
+/// holds the result (false for loops not checked: only a marked loop may run in parallel,
+/// and the check can cost isl seconds on the loops inside time tiles).
 pub fn ast_from_schedule<'c>(
     context: Set<'c>,
     schedule: Schedule<'c>,
@@ -1942,6 +1966,8 @@ pub fn ast_from_schedule<'c>(
     let mut user = ParCheck {
         ctx: c.raw,
         deps: deps.raw,
+        open: 0,
+        mark: None,
     };
     // SAFETY: build takes the context; node_from_schedule keeps the build, takes the
     // schedule; every object is freed before returning. `user` outlives the build (the
@@ -1952,6 +1978,22 @@ pub fn ast_from_schedule<'c>(
             isl_ast_build_set_before_each_for(
                 b,
                 before_each_for,
+                &mut user as *mut ParCheck as *mut c_void,
+            ),
+            "ast_build callback",
+        )?;
+        let b = c.check(
+            isl_ast_build_set_after_each_for(
+                b,
+                after_each_for,
+                &mut user as *mut ParCheck as *mut c_void,
+            ),
+            "ast_build callback",
+        )?;
+        let b = c.check(
+            isl_ast_build_set_before_each_mark(
+                b,
+                before_each_mark,
                 &mut user as *mut ParCheck as *mut c_void,
             ),
             "ast_build callback",
@@ -1969,6 +2011,41 @@ pub fn ast_from_schedule<'c>(
 struct ParCheck {
     ctx: *mut isl_ctx,
     deps: *mut isl_union_map,
+    /// `for` nodes being built (isl calls `before_each_for` before a loop's body and
+    /// `after_each_for` after it, both where the loop is not eliminated).
+    open: usize,
+    /// The depth (`open`) of the latest `parallel` mark, until a loop outside it starts.
+    mark: Option<usize>,
+}
+
+/// isl's `before_each_mark` callback: records the depth of a `parallel` mark.
+///
+/// # Safety
+/// `user` is the `ParCheck` of [`ast_from_schedule`]; `mark` is valid (kept).
+unsafe extern "C" fn before_each_mark(
+    mark: *mut isl_id,
+    _build: *mut isl_ast_build,
+    user: *mut c_void,
+) -> c_int {
+    let pc = &mut *(user as *mut ParCheck);
+    if id_name(mark) == "parallel" {
+        pc.mark = Some(pc.open);
+    }
+    0
+}
+
+/// isl's `after_each_for` callback: the loop's body is built.
+///
+/// # Safety
+/// `user` is the `ParCheck` of [`ast_from_schedule`].
+unsafe extern "C" fn after_each_for(
+    node: *mut isl_ast_node,
+    _build: *mut isl_ast_build,
+    user: *mut c_void,
+) -> *mut isl_ast_node {
+    let pc = &mut *(user as *mut ParCheck);
+    pc.open = pc.open.saturating_sub(1);
+    node
 }
 
 /// isl's `before_each_for` callback: an id `parallel` or `sequential` for the loop about to
@@ -1977,8 +2054,23 @@ struct ParCheck {
 /// # Safety
 /// `user` is the `ParCheck` of [`ast_from_schedule`]; `build` is valid (kept).
 unsafe extern "C" fn before_each_for(build: *mut isl_ast_build, user: *mut c_void) -> *mut isl_id {
-    let pc = &*(user as *const ParCheck);
-    let par = loop_is_parallel(build, pc.deps);
+    let pc = &mut *(user as *mut ParCheck);
+    let depth = pc.open;
+    pc.open += 1;
+    let marked = match pc.mark {
+        Some(m) if m == depth => true,
+        Some(m) if m > depth => {
+            // A loop outside the marked subtree.
+            pc.mark = None;
+            false
+        }
+        _ => false,
+    };
+    let par = if marked {
+        loop_is_parallel(build, pc.deps)
+    } else {
+        0
+    };
     if par < 0 {
         return std::ptr::null_mut();
     }

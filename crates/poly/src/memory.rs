@@ -329,14 +329,26 @@ fn carried_by(
     Ok(!deps.clone().intersect(pairs)?.is_empty()?)
 }
 
+/// isl operations that making a set's pieces disjoint may take in [`count`]: the footprints
+/// of time-tiled stencils (shifted skewed tiles, with divisions) took isl seconds per count.
+const DISJOINT_OPS: u64 = 2_000_000;
+
 /// Counts the points of a set (its parameters fixed by equalities): exactly through
 /// [`count_polytope`], else by isl's enumeration when the bounding box is small, else the
-/// bounding box's volume.
+/// bounding box's volume (also where making its pieces disjoint exceeds [`DISJOINT_OPS`]).
 fn count(set: &Set<'_>) -> Result<f64, IslError> {
-    let s = set.clone().project_out_params()?.make_disjoint()?;
-    if s.is_empty()? {
+    let free = set.clone().project_out_params()?.coalesce()?;
+    if free.is_empty()? {
         return Ok(0.0);
     }
+    let ctx = free.ctx();
+    let s = match ctx.bounded(DISJOINT_OPS, ctx.max_operations(), || {
+        free.clone().make_disjoint()
+    }) {
+        Ok(s) => s,
+        Err(e) if e.quota => return bounding_box(&free),
+        Err(e) => return Err(e),
+    };
     if let Some(parts) = s.dim_constraints(1 << 40)? {
         let mut total = 0.0;
         let mut ok = true;
@@ -353,16 +365,22 @@ fn count(set: &Set<'_>) -> Result<f64, IslError> {
             return Ok(total);
         }
     }
+    let volume = bounding_box(&s)?;
+    if volume <= 200_000.0 {
+        if let Some(n) = s.count_by_enumeration()? {
+            return Ok(n as f64);
+        }
+    }
+    Ok(volume)
+}
+
+/// The points of the bounding box of a set without parameters (infinite if unbounded).
+fn bounding_box(s: &Set<'_>) -> Result<f64, IslError> {
     let mut volume = 1.0;
     for d in 0..s.n_dim()? {
         match s.dim_range(d)? {
             Some((lo, hi)) => volume *= (hi - lo + 1) as f64,
             None => return Ok(f64::INFINITY),
-        }
-    }
-    if volume <= 200_000.0 {
-        if let Some(n) = s.count_by_enumeration()? {
-            return Ok(n as f64);
         }
     }
     Ok(volume)

@@ -72,6 +72,17 @@ pub struct PolyOptions {
     /// whose nests then exceed `register_tile_budget` take more than 4M (covariance,
     /// correlation: 2-3 s of isl).
     pub register_tile_ast_ops: u64,
+    /// Whether a first band with no parallel member whose dependences are uniform (constant
+    /// distances: stencils) is tiled in time as well as space, its tiles run in wavefronts
+    /// (parallelogram tiles, as Pluto's), instead of scheduling again with the outer loop
+    /// sequential and the loops inside parallel ([`time_tileable`]). Off by default: on
+    /// PolyBench's jacobi-2d and fdtd-2d at LARGE it gains 1.1-1.3x on one thread here and
+    /// about nothing on two (docs/performance.md); `--tune` times it as a candidate.
+    pub time_tile: bool,
+    /// The most elementary isl operations that generating the AST of a time-tiled nest may
+    /// take; past it the SCoP is scheduled again without time tiling (skewed tiles of several
+    /// statements can cost isl seconds).
+    pub time_tile_ast_ops: u64,
 }
 
 impl Default for PolyOptions {
@@ -92,6 +103,8 @@ impl Default for PolyOptions {
             max_total_ms: 10_000,
             max_ast_nodes: 3_000,
             register_tile_ast_ops: 1_500_000,
+            time_tile: false,
+            time_tile_ast_ops: 3_000_000,
         }
     }
 }
@@ -219,6 +232,23 @@ impl CacheModel {
         let t = budget.sqrt();
         let mut p = 16i64;
         while (p * 2) as f64 <= t && p < 256 {
+            p *= 2;
+        }
+        p
+    }
+
+    /// Tile size for a time-tiled band of `members` members (time and `members - 1` space
+    /// dimensions): the largest power of two T in 4..=32 with `arrays · (3T)^(members-1) · 8
+    /// ≤ L2 / 2` (a parallelogram tile of T time steps skewed by up to 2 per step spans
+    /// about 3T points along each space dimension). Powers of two up to 32 only (also from
+    /// `--tile-sizes`): isl's AST generation of jacobi-2d's skewed tiles took 0.3 s with
+    /// tiles of 16 or 32, 0.8 s with 24, 2.6 s with 128, and with 48 or 64 it exceeded its
+    /// operation bound after 4-7 s, most of it in work the bound does not count.
+    pub fn time_tile_size(&self, arrays: usize, members: usize) -> i64 {
+        let budget = (self.l2 / 2) as f64 / (arrays.max(1) as f64 * 8.0);
+        let t = budget.powf(1.0 / members.saturating_sub(1).max(1) as f64) / 3.0;
+        let mut p = 4i64;
+        while (p * 2) as f64 <= t && p < 32 {
             p *= 2;
         }
         p
@@ -625,30 +655,64 @@ fn analyse_once(
         )
     };
     let mut computed = compute()?;
-    // A first band with no parallel member that the wavefront does not handle (time-tiled
-    // stencils: 3+ members or several statements) leaves the whole nest sequential and its
-    // skewed tiles slow: schedule again with outer coincidence, which keeps the time loop
-    // outside and the space loops parallel.
-    let mut rescheduled = false;
+    // A first band with no parallel member leaves the whole nest sequential unless its tiles
+    // run in wavefronts. Two-member bands of one statement get them (`visit`); so do bands
+    // of uniform dependences (stencils: time tiling) with `time_tile`. Otherwise schedule
+    // again with outer coincidence, which keeps the time loop outside and the space loops
+    // parallel.
+    // Time tiles: `--tile-sizes` rounded down to powers of two up to 32 (see
+    // `CacheModel::time_tile_size`), else the cache model's, if at least 16 (narrower tiles
+    // start their innermost loop every few points: heat-3d's 8 x 8 x 8 x 8 ran 2-4x slower).
+    let arrays = s.arrays.iter().filter(|a| !a.extents.is_empty()).count();
+    let mut time_tile = vec![];
+    let mut time_tiled = false;
+    let mut rescheduled = None;
     if let Some((n, any_par)) = first_band(&computed)? {
         if !(any_par || (n == 2 && s.stmts.len() == 1)) {
-            ctx.set_outer_coincidence(true);
-            computed = compute()?;
-            ctx.set_outer_coincidence(false);
-            rescheduled = true;
+            let mut why = "the first band had no parallel member".to_string();
+            if opts.time_tile && opts.tile && n >= 2 && time_tileable(&computed, &deps, s)? {
+                time_tile = match &opts.tile_sizes {
+                    Some(sizes) => sizes
+                        .iter()
+                        .map(|&x| 1i64 << (63 - x.clamp(1, 32).leading_zeros()))
+                        .collect(),
+                    None => vec![CacheModel::detect().time_tile_size(arrays, n)],
+                };
+                if opts.tile_sizes.is_some() || time_tile[0] >= 16 {
+                    time_tiled = true;
+                } else {
+                    why = format!(
+                        "{why}; its time tiles would be {} wide (the cache model's size for {} space dimensions), too narrow to pay",
+                        time_tile[0],
+                        n - 1
+                    );
+                }
+            }
+            if !time_tiled {
+                rescheduled = Some(why);
+            }
         }
     }
-    let computed_schedule = if rescheduled {
-        format!(
-            "{} (rescheduled with outer coincidence: the first band had no parallel member)",
-            computed
-        )
-    } else {
-        computed.to_string()
+    let reschedule = |why: &mut Option<String>, reason: String| {
+        *why = Some(reason);
+        ctx.set_outer_coincidence(true);
+        let r = compute();
+        ctx.set_outer_coincidence(false);
+        r
     };
+    if let Some(r) = rescheduled.take() {
+        computed = reschedule(&mut rescheduled, r)?;
+    }
+    let computed_text = |computed: &Schedule<'_>, why: &Option<String>, time_tiled| match why {
+        Some(w) => format!("{computed} (rescheduled with outer coincidence: {w})"),
+        None if time_tiled => format!(
+            "{computed} (first band: no parallel member, uniform dependences: tiled in time)"
+        ),
+        None => computed.to_string(),
+    };
+    let mut computed_schedule = computed_text(&computed, &rescheduled, time_tiled);
     lap("scheduling");
 
-    let arrays = s.arrays.iter().filter(|a| !a.extents.is_empty()).count();
     let tile = opts.tile_sizes.clone().unwrap_or_else(|| {
         let t = CacheModel::detect().tile_size(arrays) as f64 * opts.tile_scale;
         vec![(t.round() as i64).max(2)]
@@ -683,6 +747,7 @@ fn analyse_once(
                 &computed,
                 &deps,
                 &tile,
+                time_tiled.then_some(&time_tile[..]),
                 tile_on,
                 permute,
                 RegisterTiles {
@@ -807,14 +872,31 @@ fn analyse_once(
         lap("tiling, wavefront, parallel marks");
 
         let rt_on = rt > 1;
-        let generated = if rt_on {
-            ctx.bounded(opts.register_tile_ast_ops, opts.max_operations, || {
+        let generated = if rt_on || time_tiled {
+            let ops = match (rt_on, time_tiled) {
+                (true, true) => opts.register_tile_ast_ops.min(opts.time_tile_ast_ops),
+                (true, false) => opts.register_tile_ast_ops,
+                _ => opts.time_tile_ast_ops,
+            };
+            ctx.bounded(ops, opts.max_operations, || {
                 isl::ast_from_schedule(context.clone(), schedule, &deps)
             })
         } else {
             isl::ast_from_schedule(context.clone(), schedule, &deps)
         };
         let (ast, c_code) = match generated {
+            Err(e) if e.quota && time_tiled => {
+                // Time tiling first: the register tiles may fit without it.
+                let why = format!(
+                    "generating the time-tiled loop nest took more than {} isl operations",
+                    opts.time_tile_ast_ops
+                );
+                time_tiled = false;
+                computed = reschedule(&mut rescheduled, why)?;
+                computed_schedule = computed_text(&computed, &rescheduled, time_tiled);
+                lap("AST generation (time tiles given up)");
+                continue;
+            }
             Err(e) if e.quota && rt_on => {
                 give_up_register_tiles(
                     bands.iter().any(|b| !b.micro_kernel.is_empty()),
@@ -1114,15 +1196,99 @@ fn first_band(schedule: &Schedule<'_>) -> IslResult<Option<(usize, bool)>> {
     }
 }
 
+/// The dependences of `deps` between instances with the same schedule outside the band at
+/// `node` (those the band may carry), and the band's partial schedule as a map.
+fn band_deps<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<(UMap<'c>, UMap<'c>)> {
+    let prefix = node.prefix_map()?;
+    let same_prefix = prefix.clone().apply_range(prefix.reverse()?)?;
+    Ok((
+        deps.clone().intersect(same_prefix)?,
+        node.band_partial_map()?,
+    ))
+}
+
+/// Whether the first band of `schedule` can be tiled in time: permutable, uniform
+/// dependences ([`uniform_band`]) and no recurrence along its last member
+/// ([`innermost_recurrence`]).
+fn time_tileable(schedule: &Schedule<'_>, deps: &UMap<'_>, scop: &Scop) -> IslResult<bool> {
+    let mut node = schedule.root()?;
+    loop {
+        if node.kind()? == NodeKind::Band {
+            return Ok(node.band_permutable()?
+                && uniform_band(&node, deps)?
+                && !innermost_recurrence(&node, deps, scop)?);
+        }
+        if node.n_children()? == 0 {
+            return Ok(false);
+        }
+        node = node.child(0)?;
+    }
+}
+
+/// Whether the dependences of `deps` that the band at `node` sees (same outer schedule) have
+/// distances bounded by constants along every member, for every value of the parameters:
+/// stencils (`A[t+1][i] <- A[t][i-1..i+1]`) do, triangular solvers and reductions into a
+/// moving target (`lu`, `atax`) do not. Tiles of such a band are as wide as the tile sizes
+/// plus a constant halo, which is what makes tiling the time dimension pay.
+fn uniform_band(node: &SNode<'_>, deps: &UMap<'_>) -> IslResult<bool> {
+    let n = node.band_n_member()?;
+    let (live, part) = band_deps(node, deps)?;
+    let d = live.apply_domain(part.clone())?.apply_range(part)?;
+    if d.is_empty()? {
+        return Ok(false);
+    }
+    let delta = d.deltas()?.to_set()?.reset_tuple_id()?;
+    for k in 0..n {
+        if delta.dim_range(k)?.is_none() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Whether some statement depends on an earlier instance of itself through the last member
+/// of the band at `node` alone (equal outer schedule and equal other members): seidel-2d's
+/// `A[i][j-1]`. Time tiles keep the band's order, so their innermost loop would be a chain
+/// that does not vectorise; the schedule with outer coincidence avoids it.
+fn innermost_recurrence(node: &SNode<'_>, deps: &UMap<'_>, scop: &Scop) -> IslResult<bool> {
+    let n = node.band_n_member()?;
+    let (live, part) = band_deps(node, deps)?;
+    let vars: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
+    let mut cons: Vec<String> = (0..n - 1).map(|i| format!("d{i} = 0")).collect();
+    cons.push(format!("(d{0} < 0 or d{0} > 0)", n - 1));
+    let carried = format!("{{ [{}] : {} }}", vars.join(", "), cons.join(" and "));
+    for st in &scop.stmts {
+        let its = |c: char| -> String {
+            (0..st.loops.len())
+                .map(|k| format!("{c}{k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let own = deps.ctx().union_map(&format!(
+            "{{ {0}[{1}] -> {0}[{2}] }}",
+            st.name,
+            its('a'),
+            its('b')
+        ))?;
+        let mine = live.clone().intersect(own)?;
+        if mine.is_empty()? {
+            continue;
+        }
+        let d = mine.apply_domain(part.clone())?.apply_range(part.clone())?;
+        let delta = d.deltas()?.to_set()?.reset_tuple_id()?;
+        if !delta.intersect(deps.ctx().set(&carried)?)?.is_empty()? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// For each member `k` of the band at `node`: whether it carries no dependence of `deps`,
 /// given the outer schedule (exact, by the deltas of the dependences in the band's space,
 /// computed once per band).
 fn parallel_members<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<Vec<bool>> {
     let n = node.band_n_member()?;
-    let prefix = node.prefix_map()?;
-    let same_prefix = prefix.clone().apply_range(prefix.reverse()?)?;
-    let live = deps.clone().intersect(same_prefix)?;
-    let part = node.band_partial_map()?;
+    let (live, part) = band_deps(node, deps)?;
     let d = live.apply_domain(part.clone())?.apply_range(part)?;
     if d.is_empty()? {
         return Ok(vec![true; n]);
@@ -1372,6 +1538,7 @@ fn transform<'c>(
     schedule: &Schedule<'c>,
     deps: &UMap<'c>,
     tile: &[i64],
+    time_tile: Option<&[i64]>,
     do_tile: bool,
     permute: bool,
     register_tile_size: RegisterTiles,
@@ -1394,6 +1561,7 @@ fn transform<'c>(
         &mut node,
         deps,
         tile,
+        time_tile,
         do_tile,
         permute,
         register_tile_size,
@@ -1487,6 +1655,7 @@ fn visit<'c>(
     node: &mut SNode<'c>,
     deps: &UMap<'c>,
     tile: &[i64],
+    time_tile: Option<&[i64]>,
     do_tile: bool,
     permute: bool,
     register_tile_size: RegisterTiles,
@@ -1523,12 +1692,29 @@ fn visit<'c>(
                 par_now = Some(p);
                 none
             });
+        // Time tiling: a band of uniform dependences with no parallel member, outside any
+        // parallel loop; its tiles run in wavefronts and its point loops keep their order
+        // (the last member, a space dimension, innermost).
+        let time_sizes = match time_tile {
+            Some(sizes)
+                if do_tile
+                    && permutable
+                    && n >= 2
+                    && !inside_parallel
+                    && !coincident.iter().any(|&c| c)
+                    && uniform_band(node, deps)?
+                    && !innermost_recurrence(node, deps, scop)? =>
+            {
+                Some(sizes)
+            }
+            _ => None,
+        };
         if do_tile && permutable && n >= 2 && !pays {
             note = "not tiled: no access is invariant in a member and moves with two others (no reuse to gain) and a member is parallel".into();
         }
         // A point band, or a band left untiled: put a stride-1 parallel member inside,
         // then unroll and jam an outer member around it (register tiles).
-        if permute && (!do_tile || !pays) && permutable && n >= 2 {
+        if permute && (!do_tile || !pays) && permutable && n >= 2 && time_sizes.is_none() {
             if let Some((nn, par, why)) = stride_one_innermost(node, scop, deps, par_now.clone())? {
                 *node = nn;
                 par_now = Some(par);
@@ -1569,7 +1755,8 @@ fn visit<'c>(
                 }
             }
         }
-        if do_tile && permutable && n >= 2 && pays {
+        if do_tile && permutable && n >= 2 && (pays || time_sizes.is_some()) {
+            let tile = time_sizes.unwrap_or(tile);
             let sizes: Vec<i64> = (0..n)
                 .map(|i| *tile.get(i).unwrap_or_else(|| tile.last().unwrap_or(&32)))
                 .collect();
@@ -1588,16 +1775,25 @@ fn visit<'c>(
             // Wavefront: no member of the tile band is parallel, but it is permutable.
             let any_par = parallel_members(node, deps)?;
             par_now = Some(any_par.clone());
-            // Only for two-member bands of one statement: on multi-statement or deeper
-            // bands (jacobi-1d/2d) isl's AST generation took 1-19 s on the skewed tiles,
-            // and it does not honour the operation bound.
-            if n == 2 && single && !inside_parallel && !any_par.iter().any(|&p| p) {
+            // The tiles of a band whose dependences are all non-negative along every
+            // member: with the first member replaced by t0 + t1, any dependence that it
+            // does not carry is 0 along t0 and t1, so member 1 is parallel.
+            if (time_sizes.is_some() || (n == 2 && single))
+                && !inside_parallel
+                && !any_par.iter().any(|&p| p)
+            {
                 let skewed = node.band_partial()?.add_member(0, 1)?;
                 let mut nn = node.clone().replace_band(skewed)?;
                 nn = nn.band_set_permutable(true)?;
                 *node = nn;
                 par_now = None;
                 note.push_str("; wavefront: tile member 0 skewed to t0 + t1");
+                if time_sizes.is_some() {
+                    // The point band keeps its order: time outside, the last space
+                    // dimension (stride 1) innermost.
+                    note.push_str("; point loops in the band's order");
+                    permute = false;
+                }
             }
         }
         // Parallel mark on the outermost parallel member, unless an outer loop is parallel.
@@ -1660,6 +1856,7 @@ fn visit<'c>(
             &mut c,
             deps,
             tile,
+            time_tile,
             do_tile,
             permute,
             register_tile_size,
