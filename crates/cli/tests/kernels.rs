@@ -109,6 +109,23 @@ fn opt_with_parallel_loops_shuffled_matches_gcc() {
 }
 
 #[test]
+fn opt_time_tiled_with_parallel_loops_shuffled_matches_gcc() {
+    // Time tiling (off by default): the stencils' tiles of 4 run in wavefronts whose parallel
+    // loops are shuffled; every other kernel as with the default.
+    every_kernel_with(
+        "opt",
+        "kernels-opt-time-tile",
+        &[
+            "--time-tile",
+            "--shuffle-parallel",
+            "20261207",
+            "--tile-sizes",
+            "4",
+        ],
+    );
+}
+
+#[test]
 fn opt_with_fast_math_within_1e9_of_gcc() {
     // `--fast-math` lets LLVM reassociate and contract floating-point operations (vectorised
     // reductions, FMAs): results within 1e-9 relative of the exact ones, integer outputs equal.

@@ -670,7 +670,17 @@ fn analyse_once(
     if let Some((n, any_par)) = first_band(&computed)? {
         if !(any_par || (n == 2 && s.stmts.len() == 1)) {
             let mut why = "the first band had no parallel member".to_string();
-            if opts.time_tile && opts.tile && n >= 2 && time_tileable(&computed, &deps, s)? {
+            let tileable = if opts.time_tile && opts.tile && n >= 2 {
+                time_tileable(&computed, &deps, s)?
+            } else {
+                Err("")
+            };
+            if let (Err(no), true) = (tileable, opts.time_tile) {
+                if !no.is_empty() {
+                    why = format!("{why}; not tiled in time: {no}");
+                }
+            }
+            if tileable.is_ok() {
                 time_tile = match &opts.tile_sizes {
                     Some(sizes) => sizes
                         .iter()
@@ -682,7 +692,7 @@ fn analyse_once(
                     time_tiled = true;
                 } else {
                     why = format!(
-                        "{why}; its time tiles would be {} wide (the cache model's size for {} space dimensions), too narrow to pay",
+                        "{why}; not tiled in time: its time tiles would be {} wide (the cache model's size for {} space dimensions), too narrow to pay",
                         time_tile[0],
                         n - 1
                     );
@@ -1209,17 +1219,27 @@ fn band_deps<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<(UMap<'c>, UMap
 
 /// Whether the first band of `schedule` can be tiled in time: permutable, uniform
 /// dependences ([`uniform_band`]) and no recurrence along its last member
-/// ([`innermost_recurrence`]).
-fn time_tileable(schedule: &Schedule<'_>, deps: &UMap<'_>, scop: &Scop) -> IslResult<bool> {
+/// ([`innermost_recurrence`]); else why not.
+fn time_tileable(
+    schedule: &Schedule<'_>,
+    deps: &UMap<'_>,
+    scop: &Scop,
+) -> IslResult<Result<(), &'static str>> {
     let mut node = schedule.root()?;
     loop {
         if node.kind()? == NodeKind::Band {
-            return Ok(node.band_permutable()?
-                && uniform_band(&node, deps)?
-                && !innermost_recurrence(&node, deps, scop)?);
+            return Ok(if !node.band_permutable()? {
+                Err("it is not permutable")
+            } else if !uniform_band(&node, deps)? {
+                Err("its dependence distances are not constant")
+            } else if innermost_recurrence(&node, deps, scop)? {
+                Err("a statement depends on itself along its last member (the tiles' innermost loop would be a chain)")
+            } else {
+                Ok(())
+            });
         }
         if node.n_children()? == 0 {
-            return Ok(false);
+            return Ok(Err("no band"));
         }
         node = node.child(0)?;
     }
