@@ -75,9 +75,9 @@ pub struct PolyOptions {
     /// Whether a first band with no parallel member whose dependences are uniform (constant
     /// distances: stencils) is tiled in time as well as space, its tiles run in wavefronts
     /// (parallelogram tiles, as Pluto's), instead of scheduling again with the outer loop
-    /// sequential and the loops inside parallel ([`time_tileable`]). Off by default: on
-    /// PolyBench's jacobi-2d and fdtd-2d at LARGE it gains 1.1-1.3x on one thread here and
-    /// about nothing on two (docs/performance.md); `--tune` times it as a candidate.
+    /// sequential and the loops inside parallel ([`time_tileable`]). Off by default: it gains
+    /// 1.25-1.35x on jacobi-2d on one thread here, but on two threads and on fdtd-2d runs
+    /// disagree in sign (docs/performance.md); `--tune` times it as a candidate.
     pub time_tile: bool,
     /// The most elementary isl operations that generating the AST of a time-tiled nest may
     /// take; past it the SCoP is scheduled again without time tiling (skewed tiles of several

@@ -44,7 +44,9 @@ fn optimised(src: &str, time_tile: bool, gen: GenOptions) -> (Program, Program, 
     let s = &report.scops[0];
     assert!(s.fallback.is_none(), "{:?}", s.fallback);
     let a = s.analysis.as_ref().expect("analysed");
-    let tiled = a.computed_schedule.contains("uniform dependences: tiled in time)");
+    let tiled = a
+        .computed_schedule
+        .contains("uniform dependences: tiled in time)");
     if tiled {
         assert!(
             a.bands.iter().any(|b| b.note.contains("wavefront")),
