@@ -656,46 +656,38 @@ fn analyse_once(
     };
     let mut computed = compute()?;
     // A first band with no parallel member leaves the whole nest sequential unless its tiles
-    // run in wavefronts. Two-member bands of one statement get them (`visit`); so do bands
-    // of uniform dependences (stencils: time tiling) with `time_tile`. Otherwise schedule
-    // again with outer coincidence, which keeps the time loop outside and the space loops
-    // parallel.
-    // Time tiles: `--tile-sizes` rounded down to powers of two up to 32 (see
-    // `CacheModel::time_tile_size`), else the cache model's, if at least 16 (narrower tiles
-    // start their innermost loop every few points: heat-3d's 8 x 8 x 8 x 8 ran 2-4x slower).
+    // run in wavefronts. Two-member bands of one statement get them (`visit`); so do, with
+    // `time_tile`, bands that `time_tileable` accepts and whose time tiles are at least 16
+    // wide (narrower tiles start their innermost loop every few points: heat-3d's 8 x 8 x 8
+    // x 8 ran 2-4x slower). Otherwise schedule again with outer coincidence, which keeps the
+    // time loop outside and the space loops parallel.
     let arrays = s.arrays.iter().filter(|a| !a.extents.is_empty()).count();
     let mut time_tile = vec![];
     let mut time_tiled = false;
     let mut rescheduled = None;
-    if let Some((n, any_par)) = first_band(&computed)? {
+    if let Some(band) = first_band(&computed)? {
+        let n = band.band_n_member()?;
+        let any_par = (0..n)
+            .map(|i| band.band_coincident(i))
+            .collect::<IslResult<Vec<_>>>()?
+            .contains(&true);
         if !(any_par || (n == 2 && s.stmts.len() == 1)) {
             let mut why = "the first band had no parallel member".to_string();
-            let tileable = if opts.time_tile && opts.tile && n >= 2 {
-                time_tileable(&computed, &deps, s)?
-            } else {
-                Err("")
-            };
-            if let (Err(no), true) = (tileable, opts.time_tile) {
-                if !no.is_empty() {
-                    why = format!("{why}; not tiled in time: {no}");
-                }
-            }
-            if tileable.is_ok() {
-                time_tile = match &opts.tile_sizes {
-                    Some(sizes) => sizes
-                        .iter()
-                        .map(|&x| 1i64 << (63 - x.clamp(1, 32).leading_zeros()))
-                        .collect(),
-                    None => vec![CacheModel::detect().time_tile_size(arrays, n)],
-                };
-                if opts.tile_sizes.is_some() || time_tile[0] >= 16 {
-                    time_tiled = true;
-                } else {
-                    why = format!(
-                        "{why}; not tiled in time: its time tiles would be {} wide (the cache model's size for {} space dimensions), too narrow to pay",
-                        time_tile[0],
-                        n - 1
-                    );
+            if opts.time_tile && opts.tile && n >= 2 {
+                match time_tileable(&band, &deps, s)? {
+                    Err(no) => why = format!("{why}; not tiled in time: {no}"),
+                    Ok(()) => {
+                        time_tile = time_tile_sizes(opts, arrays, n);
+                        if opts.tile_sizes.is_some() || time_tile[0] >= 16 {
+                            time_tiled = true;
+                        } else {
+                            why = format!(
+                                "{why}; not tiled in time: its time tiles would be {} wide (the cache model's size for {} space dimensions), too narrow to pay",
+                                time_tile[0],
+                                n - 1
+                            );
+                        }
+                    }
                 }
             }
             if !time_tiled {
@@ -1185,19 +1177,12 @@ pub(crate) fn strided_accesses(st: &PolyStmt, v: VarId) -> usize {
         .count()
 }
 
-/// The first band on the leftmost path of a schedule tree: its number of members and whether
-/// isl marked any of them coincident.
-fn first_band(schedule: &Schedule<'_>) -> IslResult<Option<(usize, bool)>> {
+/// The first band on the leftmost path of a schedule tree.
+fn first_band<'c>(schedule: &Schedule<'c>) -> IslResult<Option<SNode<'c>>> {
     let mut node = schedule.root()?;
     loop {
         if node.kind()? == NodeKind::Band {
-            let n = node.band_n_member()?;
-            let any = (0..n)
-                .map(|i| node.band_coincident(i))
-                .collect::<IslResult<Vec<_>>>()?
-                .into_iter()
-                .any(|c| c);
-            return Ok(Some((n, any)));
+            return Ok(Some(node));
         }
         if node.n_children()? == 0 {
             return Ok(None);
@@ -1217,66 +1202,47 @@ fn band_deps<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<(UMap<'c>, UMap
     ))
 }
 
-/// Whether the first band of `schedule` can be tiled in time: permutable, uniform
-/// dependences ([`uniform_band`]) and no recurrence along its last member
-/// ([`innermost_recurrence`]); else why not.
+/// Whether the band at `node` can be tiled in time, else why not: permutable, dependence
+/// distances bounded by constants along every member for every value of the parameters
+/// (stencils, `A[t+1][i] <- A[t][i-1..i+1]`, have them; triangular solvers and reductions into
+/// a moving target, `lu`, `atax`, do not; tiles of such a band are as wide as the tile sizes
+/// plus a constant halo, which is what makes tiling the time dimension pay), and no statement
+/// depending on an earlier instance of itself through the last member alone (equal outer
+/// schedule and equal other members: seidel-2d's `A[i][j-1]`; time tiles keep the band's
+/// order, so their innermost loop would be a chain that does not vectorise, which the
+/// schedule with outer coincidence avoids). Only the dependences the band sees (same outer
+/// schedule) count.
 fn time_tileable(
-    schedule: &Schedule<'_>,
+    node: &SNode<'_>,
     deps: &UMap<'_>,
     scop: &Scop,
 ) -> IslResult<Result<(), &'static str>> {
-    let mut node = schedule.root()?;
-    loop {
-        if node.kind()? == NodeKind::Band {
-            return Ok(if !node.band_permutable()? {
-                Err("it is not permutable")
-            } else if !uniform_band(&node, deps)? {
-                Err("its dependence distances are not constant")
-            } else if innermost_recurrence(&node, deps, scop)? {
-                Err("a statement depends on itself along its last member (the tiles' innermost loop would be a chain)")
-            } else {
-                Ok(())
-            });
-        }
-        if node.n_children()? == 0 {
-            return Ok(Err("no band"));
-        }
-        node = node.child(0)?;
+    if !node.band_permutable()? {
+        return Ok(Err("it is not permutable"));
     }
-}
-
-/// Whether the dependences of `deps` that the band at `node` sees (same outer schedule) have
-/// distances bounded by constants along every member, for every value of the parameters:
-/// stencils (`A[t+1][i] <- A[t][i-1..i+1]`) do, triangular solvers and reductions into a
-/// moving target (`lu`, `atax`) do not. Tiles of such a band are as wide as the tile sizes
-/// plus a constant halo, which is what makes tiling the time dimension pay.
-fn uniform_band(node: &SNode<'_>, deps: &UMap<'_>) -> IslResult<bool> {
     let n = node.band_n_member()?;
     let (live, part) = band_deps(node, deps)?;
-    let d = live.apply_domain(part.clone())?.apply_range(part)?;
+    let d = live
+        .clone()
+        .apply_domain(part.clone())?
+        .apply_range(part.clone())?;
     if d.is_empty()? {
-        return Ok(false);
+        return Ok(Err("no dependence"));
     }
     let delta = d.deltas()?.to_set()?.reset_tuple_id()?;
     for k in 0..n {
         if delta.dim_range(k)?.is_none() {
-            return Ok(false);
+            return Ok(Err("its dependence distances are not constant"));
         }
     }
-    Ok(true)
-}
-
-/// Whether some statement depends on an earlier instance of itself through the last member
-/// of the band at `node` alone (equal outer schedule and equal other members): seidel-2d's
-/// `A[i][j-1]`. Time tiles keep the band's order, so their innermost loop would be a chain
-/// that does not vectorise; the schedule with outer coincidence avoids it.
-fn innermost_recurrence(node: &SNode<'_>, deps: &UMap<'_>, scop: &Scop) -> IslResult<bool> {
-    let n = node.band_n_member()?;
-    let (live, part) = band_deps(node, deps)?;
     let vars: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
     let mut cons: Vec<String> = (0..n - 1).map(|i| format!("d{i} = 0")).collect();
     cons.push(format!("(d{0} < 0 or d{0} > 0)", n - 1));
-    let carried = format!("{{ [{}] : {} }}", vars.join(", "), cons.join(" and "));
+    let carried = deps.ctx().set(&format!(
+        "{{ [{}] : {} }}",
+        vars.join(", "),
+        cons.join(" and ")
+    ))?;
     for st in &scop.stmts {
         let its = |c: char| -> String {
             (0..st.loops.len())
@@ -1296,11 +1262,26 @@ fn innermost_recurrence(node: &SNode<'_>, deps: &UMap<'_>, scop: &Scop) -> IslRe
         }
         let d = mine.apply_domain(part.clone())?.apply_range(part.clone())?;
         let delta = d.deltas()?.to_set()?.reset_tuple_id()?;
-        if !delta.intersect(deps.ctx().set(&carried)?)?.is_empty()? {
-            return Ok(true);
+        if !delta.intersect(carried.clone())?.is_empty()? {
+            return Ok(Err(
+                "a statement depends on itself along its last member (the tiles' innermost loop would be a chain)",
+            ));
         }
     }
-    Ok(false)
+    Ok(Ok(()))
+}
+
+/// The sizes of time tiles: `--tile-sizes` rounded down to powers of two up to 32 (see
+/// [`CacheModel::time_tile_size`]), else the cache model's for a band of `members` members
+/// over `arrays` arrays.
+fn time_tile_sizes(opts: &PolyOptions, arrays: usize, members: usize) -> Vec<i64> {
+    match &opts.tile_sizes {
+        Some(sizes) => sizes
+            .iter()
+            .map(|&x| 1i64 << (63 - x.clamp(1, 32).leading_zeros()))
+            .collect(),
+        None => vec![CacheModel::detect().time_tile_size(arrays, members)],
+    }
 }
 
 /// For each member `k` of the band at `node`: whether it carries no dependence of `deps`,
@@ -1722,8 +1703,7 @@ fn visit<'c>(
                     && n >= 2
                     && !inside_parallel
                     && !coincident.iter().any(|&c| c)
-                    && uniform_band(node, deps)?
-                    && !innermost_recurrence(node, deps, scop)? =>
+                    && time_tileable(node, deps, scop)?.is_ok() =>
             {
                 Some(sizes)
             }
