@@ -1,4 +1,4 @@
-// ARGS: explain $FILE --entry gemm -D NI=9 -D NJ=10 -D NK=7 --tile-sizes 128 --micro-kernel-cols 4 --register-tile 2
+// ARGS: explain $FILE --entry gemm -D NI=9 -D NJ=10 -D NK=7 --tile-sizes 128 --micro-kernel-cols 4 --micro-kernel-rows 2 --register-tile 2
 // EXIT: 0
 // The PolyBench gemm as written there (i, k, j order): the scaling of C is split into its
 // own band, the product's band gets a 2 x 4 register micro-kernel (k innermost, full

@@ -1,4 +1,4 @@
-// ARGS: explain $FILE --entry gemm -D NI=9 -D NJ=10 -D NK=7 --tile-sizes 128 --micro-kernel-cols 4 --register-tile 2 --register-tile-ast-ops 1000
+// ARGS: explain $FILE --entry gemm -D NI=9 -D NJ=10 -D NK=7 --tile-sizes 128 --micro-kernel-cols 4 --micro-kernel-rows 2 --register-tile 2 --register-tile-ast-ops 1000
 // EXIT: 0
 // The gemm of opt_micro_kernel.c with a bound of isl operations too small for generating
 // its nest with register tiles: the micro-kernel is dropped first, then the plain register

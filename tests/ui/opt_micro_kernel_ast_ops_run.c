@@ -1,4 +1,4 @@
-// ARGS: run $FILE --entry gemm --mode opt --no-versions -D NI=9 -D NJ=10 -D NK=7 --micro-kernel-cols 4 --register-tile 2 --register-tile-ast-ops 1000 -D alpha=1.5 -D beta=1.2 --init random:5
+// ARGS: run $FILE --entry gemm --mode opt --no-versions -D NI=9 -D NJ=10 -D NK=7 --micro-kernel-cols 4 --micro-kernel-rows 2 --register-tile 2 --register-tile-ast-ops 1000 -D alpha=1.5 -D beta=1.2 --init random:5
 // EXIT: 0
 // The gemm of opt_micro_kernel_run.c, its register tiles given up for the bound of isl
 // operations (opt_micro_kernel_ast_ops.c): the checksums are those of opt_micro_kernel_run,

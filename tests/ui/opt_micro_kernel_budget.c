@@ -1,4 +1,4 @@
-// ARGS: explain $FILE --entry gemm -D NI=9 -D NJ=10 -D NK=7 --tile-sizes 128 --micro-kernel-cols 4 --register-tile 2 --register-tile-budget 4
+// ARGS: explain $FILE --entry gemm -D NI=9 -D NJ=10 -D NK=7 --tile-sizes 128 --micro-kernel-cols 4 --micro-kernel-rows 2 --register-tile 2 --register-tile-budget 4
 // EXIT: 0
 // The gemm of opt_micro_kernel.c with a statement-instance budget too small for its
 // micro-kernel (8 instances on top of 4): the micro-kernel is dropped first, then the plain

@@ -1,4 +1,4 @@
-// ARGS: explain $FILE --entry kernels --tile-sizes 128 -D N=11 -D M=13 -D K=7 --micro-kernel-cols 4 --register-tile 2
+// ARGS: explain $FILE --entry kernels --tile-sizes 128 -D N=11 -D M=13 -D K=7 --micro-kernel-cols 4 --micro-kernel-rows 2 --register-tile 2
 // EXIT: 0
 // What `explain` says of the panel copies of opt_pack_run.c's kernels: each micro-kernel's
 // note names the operands copied (the array, the panel width, the subscript split into

@@ -1,4 +1,4 @@
-// ARGS: run $FILE --entry kernels --mode opt --no-versions -D N=11 -D M=13 -D K=7 --micro-kernel-cols 4 --register-tile 2 -D alpha=1.5 -D beta=1.2 --init random:7
+// ARGS: run $FILE --entry kernels --mode opt --no-versions -D N=11 -D M=13 -D K=7 --micro-kernel-cols 4 --micro-kernel-rows 2 --register-tile 2 -D alpha=1.5 -D beta=1.2 --init random:7
 // EXIT: 0
 // Micro-kernel operands copied into panels (tessera_poly::model::Pack) at sizes that are not
 // multiples of the panels (2 rows, 4 columns) or of the tiles: gemm's `B[k][j]` (columns)

@@ -1,4 +1,4 @@
-// ARGS: explain $FILE --entry trmm_like --tile-sizes 128 --micro-kernel-cols 4 --register-tile 2
+// ARGS: explain $FILE --entry trmm_like --tile-sizes 128 --micro-kernel-cols 4 --micro-kernel-rows 2 --register-tile 2
 // EXIT: 0
 // No panel copy of an operand the SCoP writes: here `B` is read at `B[k][j]` by the
 // micro-kernel's statement and written by the scaling nest that precedes it in the same SCoP,

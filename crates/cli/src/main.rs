@@ -156,8 +156,12 @@ struct PolyArgs {
     /// innermost loop by N (1: off).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(i64).range(1..=16))]
     register_tile: i64,
-    /// Columns of the register micro-kernel of matrix-product-like nests (its rows: the
-    /// register tile), 0 (none) or 2 to 64; default: 16 where the host has AVX-512, else 8.
+    /// Rows of the register micro-kernel of matrix-product-like nests, 2 to 16; default: 8
+    /// where the host has AVX-512, else 4.
+    #[arg(long, value_name = "N")]
+    micro_kernel_rows: Option<i64>,
+    /// Columns of the register micro-kernel of matrix-product-like nests, 0 (none) or 2 to
+    /// 64; default: 8.
     #[arg(long, value_name = "N")]
     micro_kernel_cols: Option<i64>,
     /// The most statement instances a loop nest with register tiles may have; beyond it the
@@ -230,27 +234,32 @@ impl PolyArgs {
                     .collect::<Result<Vec<i64>, Failure>>()?,
             ),
         };
-        Ok((
-            tessera_poly::PolyOptions {
-                fusion: match self.fusion {
-                    FusionArg::Smart => tessera_poly::Fusion::Smart,
-                    FusionArg::Max => tessera_poly::Fusion::Max,
-                    FusionArg::None => tessera_poly::Fusion::None,
-                },
-                tile_sizes,
-                tile: !self.no_tile,
-                register_tile: self.register_tile,
-                register_tile_budget: self.register_tile_budget,
-                register_tile_ast_ops: self.register_tile_ast_ops,
-                micro_kernel_cols: self
-                    .micro_kernel_cols
-                    .unwrap_or(tessera_poly::PolyOptions::default().micro_kernel_cols),
-                scratch: !self.no_scratch,
-                pack: !self.no_pack,
-                time_tile: self.time_tile,
-                scratch_limit: self.scratch_limit,
-                ..Default::default()
+        let popts = tessera_poly::PolyOptions {
+            fusion: match self.fusion {
+                FusionArg::Smart => tessera_poly::Fusion::Smart,
+                FusionArg::Max => tessera_poly::Fusion::Max,
+                FusionArg::None => tessera_poly::Fusion::None,
             },
+            tile_sizes,
+            tile: !self.no_tile,
+            register_tile: self.register_tile,
+            register_tile_budget: self.register_tile_budget,
+            register_tile_ast_ops: self.register_tile_ast_ops,
+            micro_kernel_rows: self
+                .micro_kernel_rows
+                .unwrap_or(tessera_poly::PolyOptions::default().micro_kernel_rows),
+            micro_kernel_cols: self
+                .micro_kernel_cols
+                .unwrap_or(tessera_poly::PolyOptions::default().micro_kernel_cols),
+            scratch: !self.no_scratch,
+            pack: !self.no_pack,
+            time_tile: self.time_tile,
+            scratch_limit: self.scratch_limit,
+            ..Default::default()
+        };
+        popts.check().map_err(usage)?;
+        Ok((
+            popts,
             tessera_poly::GenOptions {
                 reverse_parallel: self.reverse_parallel,
                 shuffle_parallel: self.shuffle_parallel,

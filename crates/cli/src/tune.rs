@@ -3,7 +3,7 @@
 //!
 //! The candidates are the code as written (the plain JIT) and the polyhedral optimiser under
 //! settings that its rules choose between without knowing the machine: the default, the
-//! micro-kernel twice as wide, maximal fusion, no fusion, no tiling, tiles half and twice
+//! micro-kernel of half the rows and twice the columns, maximal fusion, no fusion, no tiling, tiles half and twice
 //! the cache model's size, no register tiles, no reordering of point loops, no panel copies of
 //! a micro-kernel's operands (the schedule model does not see them). A candidate whose
 //! program equals an earlier one's is not run again. Every candidate is first predicted by the
@@ -59,10 +59,19 @@ pub fn candidates(base: &PolyOptions) -> Vec<Candidate> {
             poly: Some(o),
         })
     };
-    if base.micro_kernel_cols > 0 && base.micro_kernel_cols * 2 <= 64 {
+    // The same number of accumulators in the other shape: half the rows, twice the columns.
+    if base.micro_kernel_cols > 0 && base.micro_kernel_cols * 2 <= 64 && base.micro_kernel_rows >= 4
+    {
         let mut o = base.clone();
         o.micro_kernel_cols *= 2;
-        add(&format!("micro-kernel {} columns", o.micro_kernel_cols), o);
+        o.micro_kernel_rows /= 2;
+        add(
+            &format!(
+                "micro-kernel {} x {}",
+                o.micro_kernel_rows, o.micro_kernel_cols
+            ),
+            o,
+        );
     }
     if base.fusion != Fusion::Max {
         let mut o = base.clone();

@@ -76,7 +76,6 @@ type isl_size = c_int;
 extern "C" {
     fn isl_ctx_alloc() -> *mut isl_ctx;
     fn isl_ctx_free(ctx: *mut isl_ctx);
-    fn isl_ctx_get_max_operations(ctx: *mut isl_ctx) -> c_ulong;
     fn isl_ctx_set_max_operations(ctx: *mut isl_ctx, max: c_ulong);
     fn isl_ctx_reset_operations(ctx: *mut isl_ctx);
     fn isl_ctx_last_error(ctx: *mut isl_ctx) -> c_int;
@@ -479,12 +478,6 @@ impl Ctx {
             isl_ctx_reset_operations(self.raw);
         }
         r
-    }
-
-    /// The bound on elementary operations now in force (0: none).
-    pub fn max_operations(&self) -> u64 {
-        // SAFETY: valid context.
-        unsafe { isl_ctx_get_max_operations(self.raw) as u64 }
     }
 
     /// Restarts the operation count.

@@ -329,26 +329,17 @@ fn carried_by(
     Ok(!deps.clone().intersect(pairs)?.is_empty()?)
 }
 
-/// isl operations that making a set's pieces disjoint may take in [`count`]: the footprints
-/// of time-tiled stencils (shifted skewed tiles, with divisions) took isl seconds per count.
-const DISJOINT_OPS: u64 = 2_000_000;
-
 /// Counts the points of a set (its parameters fixed by equalities): exactly through
 /// [`count_polytope`], else by isl's enumeration when the bounding box is small, else the
-/// bounding box's volume (also where making its pieces disjoint exceeds [`DISJOINT_OPS`]).
+/// bounding box's volume. The set is coalesced before its pieces are made disjoint: the
+/// footprints of time-tiled stencils (shifted skewed tiles, with divisions) took isl seconds
+/// per count without it.
 fn count(set: &Set<'_>) -> Result<f64, IslError> {
     let free = set.clone().project_out_params()?.coalesce()?;
     if free.is_empty()? {
         return Ok(0.0);
     }
-    let ctx = free.ctx();
-    let s = match ctx.bounded(DISJOINT_OPS, ctx.max_operations(), || {
-        free.clone().make_disjoint()
-    }) {
-        Ok(s) => s,
-        Err(e) if e.quota => return bounding_box(&free),
-        Err(e) => return Err(e),
-    };
+    let s = free.make_disjoint()?;
     if let Some(parts) = s.dim_constraints(1 << 40)? {
         let mut total = 0.0;
         let mut ok = true;

@@ -40,9 +40,11 @@ pub struct PolyOptions {
     pub permute: bool,
     /// Unroll-and-jam factor of register tiles (1: none); see `register_tile`.
     pub register_tile: i64,
-    /// Columns of the register micro-kernel (`micro_kernel`: `register_tile` rows by this
-    /// many columns of accumulators); 0: none. Default: 16 where the host has 32 vector
-    /// registers of 512 bits (AVX-512), else 8.
+    /// Rows of the register micro-kernel (`micro_kernel`: this many rows by
+    /// `micro_kernel_cols` columns of accumulators). Default: 8 where the host has 32 vector
+    /// registers of 512 bits (AVX-512), else 4.
+    pub micro_kernel_rows: i64,
+    /// Columns of the register micro-kernel; 0: none. Default: 8.
     pub micro_kernel_cols: i64,
     /// The most statement instances an AST with register tiles may have; beyond it the nest
     /// is generated without them (compile time grows with the AST).
@@ -95,7 +97,8 @@ impl Default for PolyOptions {
             max_operations: 20_000_000,
             permute: true,
             register_tile: 4,
-            micro_kernel_cols: default_micro_kernel_cols(),
+            micro_kernel_rows: default_micro_kernel_rows(),
+            micro_kernel_cols: 8,
             register_tile_budget: 256,
             scratch: true,
             pack: true,
@@ -131,6 +134,12 @@ impl PolyOptions {
                 self.register_tile
             ));
         }
+        if !(2..=16).contains(&self.micro_kernel_rows) {
+            return Err(format!(
+                "the micro-kernel rows must be 2 to 16, got {}",
+                self.micro_kernel_rows
+            ));
+        }
         if self.micro_kernel_cols != 0 && !(2..=64).contains(&self.micro_kernel_cols) {
             return Err(format!(
                 "the micro-kernel columns must be 0 (none) or 2 to 64, got {}",
@@ -141,16 +150,19 @@ impl PolyOptions {
     }
 }
 
-/// Micro-kernel columns for the host: 16 with AVX-512 (32 registers of 8 doubles: 4 x 16
-/// accumulators take 8), else 8 (16 registers of 4 doubles: 4 x 8 take 8).
-fn default_micro_kernel_cols() -> i64 {
+/// Micro-kernel rows for the host: 8 with AVX-512 (32 registers of 8 doubles: 8 x 8
+/// accumulators take 8, a row of `B` one, the broadcast of `A` one), else 4 (16 registers
+/// of 4 doubles: 4 x 8 take 8, a row of `B` two). On an AVX-512 host (AMD EPYC, znver4),
+/// gemm 960 x 1152 x 1024 on one thread took 51-52 ms with 8 x 8, 62-72 ms with 4 x 8,
+/// 67-78 ms with 4 x 16 and 80-91 ms with 6 x 8 (docs/performance.md).
+fn default_micro_kernel_rows() -> i64 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
-            return 16;
+            return 8;
         }
     }
-    8
+    4
 }
 
 /// A data or unified cache of CPU 0, from sysfs.
@@ -754,6 +766,7 @@ fn analyse_once(
                 permute,
                 RegisterTiles {
                     rows: rt,
+                    micro_rows: opts.micro_kernel_rows,
                     cols: mk_cols,
                     pack: opts.pack,
                 },
@@ -873,7 +886,8 @@ fn analyse_once(
         };
         lap("tiling, wavefront, parallel marks");
 
-        let rt_on = rt > 1;
+        let micro_on = bands.iter().any(|b| !b.micro_kernel.is_empty());
+        let rt_on = rt > 1 || micro_on;
         let generated = if rt_on || time_tiled {
             let ops = match (rt_on, time_tiled) {
                 (true, true) => opts.register_tile_ast_ops.min(opts.time_tile_ast_ops),
@@ -923,8 +937,9 @@ fn analyse_once(
         // A micro-kernel's full tile is `rows x cols` instances of its statement by design:
         // they are budgeted on top.
         let micro_stmts: usize = bands.iter().map(|b| b.micro_kernel.len()).sum();
-        let budget = opts.register_tile_budget + micro_stmts * (rt * mk_cols.max(0)) as usize;
-        if rt > 1 && calls > budget {
+        let budget = opts.register_tile_budget
+            + micro_stmts * (opts.micro_kernel_rows * mk_cols.max(0)) as usize;
+        if (rt > 1 || micro_stmts > 0) && calls > budget {
             give_up_register_tiles(
                 micro_stmts > 0,
                 (&mut rt, &mut mk_cols),
@@ -999,7 +1014,7 @@ fn analyse_once(
             .bands
             .iter()
             .any(|b| !b.micro_kernel.is_empty())
-            .then_some((rt, mk_cols)),
+            .then_some((opts.micro_kernel_rows, mk_cols)),
         packs: nest.bands.iter().flat_map(|b| b.packs.clone()).collect(),
         computed_schedule,
         final_schedule: nest.final_schedule,
@@ -1547,7 +1562,7 @@ fn transform<'c>(
     bands: &mut Vec<BandInfo>,
 ) -> IslResult<(Schedule<'c>, usize)> {
     let (schedule, splits) =
-        if register_tile_size.rows > 1 && register_tile_size.cols > 1 && permute {
+        if register_tile_size.micro_rows > 1 && register_tile_size.cols > 1 && permute {
             split_micro_kernel_inits(schedule.clone(), scop, deps)?
         } else {
             (schedule.clone(), Vec::new())
@@ -1725,7 +1740,7 @@ fn visit<'c>(
                 };
             }
             let mut micro = None;
-            if register_tile_size.rows > 1 && register_tile_size.cols > 1 {
+            if register_tile_size.micro_rows > 1 && register_tile_size.cols > 1 {
                 micro = micro_kernel(node, scop, deps, register_tile_size)?;
             }
             if let Some((nn, why, stmts, packs)) = micro {
@@ -1892,11 +1907,12 @@ fn degenerate(node: &SNode<'_>, k: usize) -> IslResult<bool> {
         .is_single_valued()
 }
 
-/// The register tiles of point bands: `rows` for the unroll-and-jam of `register_tile` and
-/// the rows of `micro_kernel`, `cols` for the columns of `micro_kernel` (0: none).
+/// The register tiles of point bands: `rows` for the unroll-and-jam of `register_tile`,
+/// `micro_rows` x `cols` for `micro_kernel` (`cols` 0: none).
 #[derive(Debug, Clone, Copy)]
 struct RegisterTiles {
     rows: i64,
+    micro_rows: i64,
     cols: i64,
     /// Whether micro-kernels pack their operands ([`Pack`]).
     pack: bool,
@@ -2138,7 +2154,7 @@ fn micro_kernel<'c>(
     let packs = if rt.pack {
         let band = node.band_partial()?.to_map()?.to_string();
         let per = member_counters(&band, scop, n);
-        packings(&per, scop, (r, p, q), &names, (rt.rows, rt.cols))
+        packings(&per, scop, (r, p, q), &names, (rt.micro_rows, rt.cols))
     } else {
         Vec::new()
     };
@@ -2155,7 +2171,7 @@ fn micro_kernel<'c>(
     let (pp, pq) = (pos(p), pos(q));
     let size = |k: usize| {
         if k == pp {
-            rt.rows
+            rt.micro_rows
         } else if k == pq {
             rt.cols
         } else {
@@ -2175,7 +2191,7 @@ fn micro_kernel<'c>(
     let tile = point.insert_mark(&mark)?.parent()?;
     let mut note = format!(
         "micro-kernel: member {r} innermost, members {p} and {q} unrolled by {} x {} in full tiles",
-        rt.rows, rt.cols
+        rt.micro_rows, rt.cols
     );
     for pk in &packs {
         let _ = write!(

@@ -21,6 +21,7 @@ fn packed(
     let opts = PolyOptions {
         tile_sizes: Some(vec![5]),
         register_tile: 2,
+        micro_kernel_rows: 2,
         micro_kernel_cols: 4,
         pack,
         fusion,

@@ -357,9 +357,19 @@ impl<'s> KernelBuilder<'s> {
         self
     }
 
-    /// Columns of the register micro-kernel of matrix-product-like nests (rows: the
-    /// register tile), 0 (off) or 2 to 64; default 16 on hosts with AVX-512, else 8. Like
-    /// `--micro-kernel-cols N`.
+    /// Rows of the register micro-kernel of matrix-product-like nests, 2 to 16; default 8
+    /// on hosts with AVX-512, else 4. Like `--micro-kernel-rows N`.
+    ///
+    /// ```
+    /// assert!(tessera::Kernel::builder("void f() {}", "f").micro_kernel_rows(1).compile().is_err());
+    /// ```
+    pub fn micro_kernel_rows(mut self, n: i64) -> Self {
+        self.poly.micro_kernel_rows = n;
+        self
+    }
+
+    /// Columns of the register micro-kernel of matrix-product-like nests, 0 (off) or 2 to
+    /// 64; default 8. Like `--micro-kernel-cols N`.
     ///
     /// ```
     /// assert!(tessera::Kernel::builder("void f() {}", "f").micro_kernel_cols(1).compile().is_err());
