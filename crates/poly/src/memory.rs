@@ -839,7 +839,8 @@ pub struct PredictOptions<'a> {
 /// Predicts one call of function `entry` of `prog` (the program `report` was made from) with
 /// the integer parameters `values`: each of its SCoPs under the schedule the optimiser gave
 /// it (its original schedule where it kept the code as written, or with
-/// `opts.as_written`).
+/// `opts.as_written`), and the SCoPs of the functions it calls ([`call_sites`]), each with
+/// the integer arguments of its calls and weighed by how many times they run.
 pub fn predict(
     prog: &tessera_ir::Program,
     report: &crate::Report,
@@ -853,13 +854,19 @@ pub fn predict(
         scops: 0,
         unmodelled: Vec::new(),
     };
-    let Some((_, f)) = prog.function(entry) else {
+    let Some((entry_id, _)) = prog.function(entry) else {
         return out;
     };
+    let (sites, notes) = call_sites(prog, entry_id, values);
+    out.unmodelled.extend(notes);
     for (k, r) in report.scops.iter().enumerate() {
-        if r.func != entry {
-            out.unmodelled
-                .push(format!("SCoP {} is in `{}`, not the entry", k + 1, r.func));
+        let calls: Vec<&CallSite> = sites.iter().filter(|c| c.func == r.func).collect();
+        if calls.is_empty() {
+            out.unmodelled.push(format!(
+                "SCoP {} is in `{}`, which the entry does not call where its arguments and the trips of the loops around the call are known",
+                k + 1,
+                r.func
+            ));
             continue;
         }
         let Some(a) = &r.analysis else {
@@ -876,22 +883,293 @@ pub fn predict(
         } else {
             Which::Final
         };
-        match estimate(f, &r.scop, a, values, opts.machine, which, opts.fast_math) {
-            Ok(e) => {
-                out.scops += 1;
-                for (s, x) in out
-                    .features
-                    .iter_mut()
-                    .zip(e.features(opts.machine, opts.threads))
-                {
-                    *s += x;
+        let Some((_, f)) = prog.function(&r.func) else {
+            continue;
+        };
+        for c in calls {
+            match estimate(
+                f,
+                &r.scop,
+                a,
+                &c.values,
+                opts.machine,
+                which,
+                opts.fast_math,
+            ) {
+                Ok(e) => {
+                    out.scops += 1;
+                    for (s, x) in out
+                        .features
+                        .iter_mut()
+                        .zip(e.features(opts.machine, opts.threads))
+                    {
+                        *s += c.times * x;
+                    }
+                    out.ns += c.times * e.predict_ns(opts.machine, opts.weights, opts.threads);
                 }
-                out.ns += e.predict_ns(opts.machine, opts.weights, opts.threads);
+                Err(e) => out
+                    .unmodelled
+                    .push(format!("SCoP {} at {}: {e}", k + 1, r.span.loc())),
             }
-            Err(e) => out
-                .unmodelled
-                .push(format!("SCoP {} at {}: {e}", k + 1, r.span.loc())),
         }
     }
     out
+}
+
+/// A function that a call of the entry runs ([`call_sites`]): the entry itself, or a function
+/// it calls, with the integer parameters known for those calls and how many times they run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallSite {
+    /// The function's name.
+    pub func: String,
+    /// Its integer parameters that the calls bind to known values.
+    pub values: HashMap<VarId, i64>,
+    /// How many times it runs per call of the entry.
+    pub times: f64,
+}
+
+/// Deepest chain of calls followed by [`call_sites`].
+const CALL_DEPTH: usize = 8;
+
+/// The functions one call of `entry` runs: the entry once with `values`, and every function
+/// it calls, directly or through others, with the values of its integer parameters where
+/// the call's arguments are integer expressions of constants and the caller's known
+/// parameters, and the number of times the call runs: the product of the trip counts of the
+/// `for` loops around it (`for (v = a; v < b; v++)` with `a` and `b` known and `v` not written
+/// in the body). Calls with the same function and values are merged (their times added).
+/// A call under a condition, inside a loop whose trips are not known, or recursive is left
+/// out, with a note.
+pub fn call_sites(
+    prog: &tessera_ir::Program,
+    entry: tessera_ir::FuncId,
+    values: &HashMap<VarId, i64>,
+) -> (Vec<CallSite>, Vec<String>) {
+    let mut out = vec![CallSite {
+        func: prog.func(entry).name.clone(),
+        values: values.clone(),
+        times: 1.0,
+    }];
+    let mut notes = Vec::new();
+    let mut stack = vec![entry];
+    calls_in(
+        prog,
+        &prog.func(entry).body,
+        values,
+        1.0,
+        &mut stack,
+        &mut out,
+        &mut notes,
+    );
+    (out, notes)
+}
+
+/// The calls of `body` (a function on `stack`'s top, with `env` its known integers) for
+/// [`call_sites`], each run `times` times per call of the entry.
+fn calls_in(
+    prog: &tessera_ir::Program,
+    body: &[tessera_ir::Stmt],
+    env: &HashMap<VarId, i64>,
+    times: f64,
+    stack: &mut Vec<tessera_ir::FuncId>,
+    out: &mut Vec<CallSite>,
+    notes: &mut Vec<String>,
+) {
+    use tessera_ir::Stmt;
+    let caller = prog.func(*stack.last().expect("the caller"));
+    for (i, st) in body.iter().enumerate() {
+        match st {
+            Stmt::Block(b) => calls_in(prog, b, env, times, stack, out, notes),
+            Stmt::While { body: inner, .. } => {
+                if calls_of(inner).is_empty() {
+                    continue;
+                }
+                match trip_count(&body[..i], st, env) {
+                    Some(n) => calls_in(prog, inner, env, times * n as f64, stack, out, notes),
+                    None => notes.push(format!(
+                        "calls in a loop of `{}` whose trip count is not known: not modelled",
+                        caller.name
+                    )),
+                }
+            }
+            Stmt::If { then, els, .. } => {
+                if !calls_of(then).is_empty() || !calls_of(els).is_empty() {
+                    notes.push(format!(
+                        "calls under a condition in `{}`: not modelled",
+                        caller.name
+                    ));
+                }
+            }
+            _ => {
+                for (fid, args) in calls_of(std::slice::from_ref(st)) {
+                    let callee = prog.func(fid);
+                    if stack.contains(&fid) || stack.len() >= CALL_DEPTH {
+                        notes.push(format!(
+                            "a recursive or too deep call of `{}`: not modelled",
+                            callee.name
+                        ));
+                        continue;
+                    }
+                    let values: HashMap<VarId, i64> = callee
+                        .params
+                        .iter()
+                        .zip(&args)
+                        .filter_map(|(p, a)| match a {
+                            tessera_ir::Arg::Scalar(x) => Some((*p, int_value(x, env)?)),
+                            _ => None,
+                        })
+                        .collect();
+                    match out
+                        .iter_mut()
+                        .find(|c| c.func == callee.name && c.values == values)
+                    {
+                        Some(c) => c.times += times,
+                        None => out.push(CallSite {
+                            func: callee.name.clone(),
+                            values: values.clone(),
+                            times,
+                        }),
+                    }
+                    stack.push(fid);
+                    calls_in(prog, &callee.body, &values, times, stack, out, notes);
+                    stack.pop();
+                }
+            }
+        }
+    }
+}
+
+/// The calls of program functions in `body`, outside nested statements' bodies for
+/// expressions of a single statement (the whole tree otherwise), in order.
+fn calls_of(body: &[tessera_ir::Stmt]) -> Vec<(tessera_ir::FuncId, Vec<tessera_ir::Arg>)> {
+    let mut calls = Vec::new();
+    walk_stmts(body, &mut |_| {}, &mut |e| {
+        if let ExprKind::Call(f, args) = &e.kind {
+            calls.push((*f, args.clone()));
+        }
+    });
+    calls
+}
+
+/// The value of an integer expression of constants and the variables of `env`, computed in
+/// 64 bits (`None` on overflow, division by zero or anything else).
+fn int_value(x: &tessera_ir::Expr, env: &HashMap<VarId, i64>) -> Option<i64> {
+    use tessera_ir::{BinOp, UnOp};
+    if !x.ty.is_some_and(|t| t.is_int()) {
+        return None;
+    }
+    match &x.kind {
+        ExprKind::Int(c) => Some(*c),
+        ExprKind::Var(v) => env.get(v).copied(),
+        ExprKind::Cast(y) => int_value(y, env),
+        ExprKind::Unary(UnOp::Neg, y) => int_value(y, env)?.checked_neg(),
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (int_value(a, env)?, int_value(b, env)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+                BinOp::Rem => a.checked_rem(b),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The trip count of the `for` loop `l` (`for (v = a; v < b or v <= b; v++)`, its
+/// initialisation the last statement of `before`), where `a` and `b` are known in `env` and
+/// the body does not write `v`.
+fn trip_count(
+    before: &[tessera_ir::Stmt],
+    l: &tessera_ir::Stmt,
+    env: &HashMap<VarId, i64>,
+) -> Option<i64> {
+    use tessera_ir::{BinOp, CmpOp, Stmt};
+    let Stmt::While {
+        cond,
+        body,
+        step: Some(step),
+        ..
+    } = l
+    else {
+        return None;
+    };
+    let var_of = |e: &tessera_ir::Expr| match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Cast(y) => match &y.kind {
+            ExprKind::Var(v) => Some(*v),
+            _ => None,
+        },
+        _ => None,
+    };
+    // The condition as the front end gives it: the comparison converted to bool.
+    let cond = match &cond.kind {
+        ExprKind::Cast(c) => c,
+        _ => cond,
+    };
+    let ExprKind::Cmp(op @ (CmpOp::Lt | CmpOp::Le), a, b) = &cond.kind else {
+        return None;
+    };
+    let v = var_of(a)?;
+    let hi = int_value(b, env)?;
+    let steps_by_one = match &step.kind {
+        ExprKind::IncDec {
+            place: Place::Var(p),
+            inc: true,
+            ..
+        } => *p == v,
+        ExprKind::Assign {
+            place: Place::Var(p),
+            op: Some((BinOp::Add, _)),
+            value,
+        } => *p == v && matches!(value.kind, ExprKind::Int(1)),
+        ExprKind::Assign {
+            place: Place::Var(p),
+            op: None,
+            value,
+        } => {
+            *p == v
+                && matches!(&value.kind, ExprKind::Binary(BinOp::Add, x, y)
+                    if var_of(x) == Some(v) && matches!(y.kind, ExprKind::Int(1)))
+        }
+        _ => false,
+    };
+    if !steps_by_one {
+        return None;
+    }
+    let lo = match before.last()? {
+        Stmt::Decl { var, init: Some(x) } if *var == v => int_value(x, env)?,
+        Stmt::Expr(tessera_ir::Expr {
+            kind:
+                ExprKind::Assign {
+                    place: Place::Var(p),
+                    op: None,
+                    value,
+                },
+            ..
+        }) if *p == v => int_value(value, env)?,
+        _ => return None,
+    };
+    let mut written = false;
+    walk_stmts(body, &mut |_| {}, &mut |e| match &e.kind {
+        ExprKind::Assign {
+            place: Place::Var(p),
+            ..
+        }
+        | ExprKind::IncDec {
+            place: Place::Var(p),
+            ..
+        } if *p == v => written = true,
+        _ => {}
+    });
+    if written {
+        return None;
+    }
+    let n = if *op == CmpOp::Le {
+        hi.checked_sub(lo)?.checked_add(1)?
+    } else {
+        hi.checked_sub(lo)?
+    };
+    Some(n.max(0))
 }

@@ -1,12 +1,13 @@
 //! The memory term of the schedule cost model (`tessera_poly::memory`): instance and
 //! operation counts against hand counts, cache lines of a stream against its compulsory
 //! lines, the ordering of schedules whose traffic differs by orders of magnitude, the
-//! vectorisation rule, and the errors.
+//! vectorisation rule, the SCoPs of called functions, and the errors.
 
 use std::collections::HashMap;
 use tessera_ir::{Function, Program};
 use tessera_poly::memory::{
-    estimate, parameter_values, predict, Estimate, Level, Machine, PredictOptions, Weights, Which,
+    call_sites, estimate, parameter_values, predict, Estimate, Level, Machine, PredictOptions,
+    Weights, Which,
 };
 use tessera_poly::{GenOptions, PolyOptions, Report};
 
@@ -247,4 +248,114 @@ fn predict_sums_the_entrys_scops_and_names_what_it_cannot_model() {
     assert_eq!(p.scops, 0);
     assert_eq!(p.unmodelled.len(), rep.scops.len());
     assert!(p.unmodelled[0].contains("`n`"), "{:?}", p.unmodelled);
+}
+
+/// The SCoPs of the functions the entry calls are predicted with the integer arguments of
+/// each call, as many times as the `for` loops around the call run: a call of the entry
+/// costs what its callees cost when each is the entry with those values, times its calls.
+/// Calls under a condition or in a loop of unknown trips are left out, with a note.
+#[test]
+fn called_functions_are_predicted_per_call_with_their_arguments() {
+    let src = "
+    void step(int n, double B[n], double A[n]) {
+        for (int i = 1; i < n - 1; i++)
+            B[i] = (A[i - 1] + A[i] + A[i + 1]) / 3.0;
+    }
+    void prod(int n, int m, double C[n][m], double D[n][m]) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < m; j++)
+                C[i][j] += D[i][j] * 2.0;
+    }
+    void outer(int t, int n, int m, double A[n], double B[n], double C[n][m], double D[n][m]) {
+        for (int s = 1; s <= t; s++) {
+            step(n, B, A);
+            step(n, A, B);
+        }
+        prod(n, m, C, D);
+        prod(n - 1, 2 * m - m, C, D);
+        if (t > 5)
+            prod(n, m, C, D);
+        int k = 0;
+        while (k < n) {
+            step(n, B, A);
+            k = k + 1;
+        }
+    }";
+    let prog = compile(src);
+    let rep = optimised(&prog, &options());
+    let var = |f: &str, v: &str| {
+        let (_, func) = prog.function(f).unwrap();
+        let id = func.params.iter().copied().find(|&p| func.var(p).name == v);
+        id.unwrap()
+    };
+    let (entry, _) = prog.function("outer").unwrap();
+    let values = HashMap::from([
+        (var("outer", "t"), 3),
+        (var("outer", "n"), 100),
+        (var("outer", "m"), 50),
+    ]);
+    let (sites, notes) = call_sites(&prog, entry, &values);
+    let site = |f: &str, vals: &[(&str, i64)]| {
+        let want: HashMap<_, _> = vals.iter().map(|&(v, x)| (var(f, v), x)).collect();
+        sites
+            .iter()
+            .find(|c| c.func == f && c.values == want)
+            .map(|c| c.times)
+    };
+    assert_eq!(sites.len(), 4, "{sites:?}");
+    assert_eq!(site("outer", &[("t", 3), ("n", 100), ("m", 50)]), Some(1.0));
+    assert_eq!(site("step", &[("n", 100)]), Some(6.0), "{sites:?}");
+    assert_eq!(
+        site("prod", &[("n", 100), ("m", 50)]),
+        Some(1.0),
+        "{sites:?}"
+    );
+    assert_eq!(
+        site("prod", &[("n", 99), ("m", 50)]),
+        Some(1.0),
+        "{sites:?}"
+    );
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("under a condition")),
+        "{notes:?}"
+    );
+    assert!(notes.iter().any(|n| n.contains("trip count")), "{notes:?}");
+
+    let m = machine();
+    let w = Weights::reference(&m);
+    for threads in [1, 2] {
+        let opts = PredictOptions {
+            machine: &m,
+            weights: &w,
+            threads,
+            fast_math: false,
+            as_written: false,
+        };
+        let whole = predict(&prog, &rep, "outer", &values, &opts);
+        let alone = |f: &str, vals: &[(&str, i64)]| {
+            let v: HashMap<_, _> = vals.iter().map(|&(v, x)| (var(f, v), x)).collect();
+            let p = predict(&prog, &rep, f, &v, &opts);
+            assert_eq!(p.scops, 1, "{:?}", p.unmodelled);
+            p
+        };
+        let step = alone("step", &[("n", 100)]);
+        let prod = alone("prod", &[("n", 100), ("m", 50)]);
+        let prod99 = alone("prod", &[("n", 99), ("m", 50)]);
+        assert_eq!(whole.scops, 3, "{:?}", whole.unmodelled);
+        let want = 6.0 * step.ns + prod.ns + prod99.ns;
+        assert!(
+            (whole.ns - want).abs() <= 1e-9 * want,
+            "{} against {want}",
+            whole.ns
+        );
+        for (k, x) in whole.features.iter().enumerate() {
+            let want = 6.0 * step.features[k] + prod.features[k] + prod99.features[k];
+            assert!(
+                (x - want).abs() <= 1e-9 * want.abs().max(1.0),
+                "term {k}: {x} against {want}"
+            );
+        }
+        assert!(step.ns > 0.0 && prod99.ns > 0.0 && prod99.ns < prod.ns);
+    }
 }
