@@ -153,7 +153,8 @@ struct PolyArgs {
     #[arg(long)]
     no_tile: bool,
     /// Register tiles: unroll and jam an outer member of each untiled or point band around its
-    /// innermost loop by N (1: off).
+    /// innermost loop by N (1: off; micro-kernels have their own shape and
+    /// `--micro-kernel-cols 0` turns them off).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(i64).range(1..=16))]
     register_tile: i64,
     /// Rows of the register micro-kernel of matrix-product-like nests, 2 to 16; default: 8

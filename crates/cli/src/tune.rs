@@ -3,9 +3,9 @@
 //!
 //! The candidates are the code as written (the plain JIT) and the polyhedral optimiser under
 //! settings that its rules choose between without knowing the machine: the default, the
-//! micro-kernel of half the rows and twice the columns, maximal fusion, no fusion, no tiling, tiles half and twice
-//! the cache model's size, no register tiles, no reordering of point loops, no panel copies of
-//! a micro-kernel's operands (the schedule model does not see them). A candidate whose
+//! micro-kernel of half the rows and twice the columns, maximal fusion, no fusion, no tiling,
+//! tiles half and twice the cache model's size, no register tiles, no reordering of point
+//! loops, no panel copies of a micro-kernel's operands (the schedule model does not see them). A candidate whose
 //! program equals an earlier one's is not run again. Every candidate is first predicted by the
 //! schedule cost model (`tessera_poly::memory`); those predicted over `--tune-prune` times
 //! the best prediction are not run (the code as written and the default always are). Each

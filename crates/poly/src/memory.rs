@@ -799,7 +799,7 @@ pub struct Prediction {
     pub ns: f64,
     /// The summed terms ([`Estimate::features`]).
     pub features: Vec<f64>,
-    /// SCoPs modelled.
+    /// SCoPs modelled, a SCoP of a called function once per distinct argument values.
     pub scops: usize,
     /// Why the others were not (one line each).
     pub unmodelled: Vec<String>,
@@ -1038,8 +1038,7 @@ fn calls_in(
     }
 }
 
-/// The calls of program functions in `body`, outside nested statements' bodies for
-/// expressions of a single statement (the whole tree otherwise), in order.
+/// The calls of program functions anywhere in `body`, in order.
 fn calls_of(body: &[tessera_ir::Stmt]) -> Vec<(tessera_ir::FuncId, Vec<tessera_ir::Arg>)> {
     let mut calls = Vec::new();
     walk_stmts(body, &mut |_| {}, &mut |e| {
