@@ -440,13 +440,13 @@ fn parallel_stmts(a: &crate::isl::Ast, inside: bool, out: &mut std::collections:
     }
 }
 
-/// The fewest `for` loops around a call of statement `stmt` in `a` (`depth` loops outside).
+/// The most `for` loops around a call of statement `stmt` in `a` (`depth` loops outside).
 fn loop_depth(a: &crate::isl::Ast, stmt: &str, depth: usize, out: &mut Option<usize>) {
     use crate::isl::{Ast, AstExpr};
     match a {
         Ast::User(AstExpr::Op(_, args)) => {
             if matches!(args.first(), Some(AstExpr::Id(n)) if n == stmt) {
-                *out = Some(out.map_or(depth, |d| d.min(depth)));
+                *out = Some(out.map_or(depth, |d| d.max(depth)));
             }
         }
         Ast::User(_) => {}
@@ -757,16 +757,18 @@ pub fn estimate(
             }
         }
         // The innermost loop: the generated code has `L` loops around the largest
-        // statement (fewest where its instances sit at several depths: the full tiles,
-        // whose register-tile strips are unrolled); they are the outermost `L` schedule
-        // dimensions that take two or more values under the representative prefix (the
-        // unrolled ones are innermost). It starts once per prefix of the dimensions
-        // outside it.
+        // statement: the most loops around any of its occurrences (the partial tiles, where
+        // every loop is kept; isl's peeled iterations have fewer) less the register-tile
+        // strips unrolled in the full tiles (`Analysis::marked_loops`). They are the
+        // outermost `L` schedule dimensions that take two or more values under the
+        // representative prefix (the unrolled ones are innermost). It starts once per
+        // prefix of the dimensions outside it.
         let loops = match which {
             Which::Final => {
                 let mut l = None;
                 loop_depth(&a.ast, &st.name, 0, &mut l);
-                l.unwrap_or(st.loops.len())
+                let marked = a.marked_loops.get(&st.name).copied().unwrap_or(0);
+                l.map_or(st.loops.len(), |l| l.saturating_sub(marked).max(1))
             }
             Which::Original => st.loops.len(),
         };

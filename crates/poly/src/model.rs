@@ -404,6 +404,9 @@ pub struct Analysis {
     pub c_code: String,
     /// The AST.
     pub ast: Ast,
+    /// Per statement, the loops around it that an `unroll` mark named before
+    /// [`crate::unroll::unroll`] unrolled them in the full tiles (the register tiles' strips).
+    pub marked_loops: HashMap<String, usize>,
     /// Number of loops marked parallel.
     pub parallel_loops: usize,
     /// Tests hoisted out of loops after AST generation ([`crate::unswitch`]).
@@ -928,6 +931,7 @@ fn analyse_once(
             }
             g => g?,
         };
+        let marked_loops = crate::unroll::marked_loops(&ast);
         let (ast, unrolled) = crate::unroll::unroll(ast);
         let (ast, unswitched) = crate::unswitch::unswitch(ast);
         lap("AST generation");
@@ -993,6 +997,7 @@ fn analyse_once(
             expansion,
             scratch,
             ast,
+            marked_loops,
             c_code,
             unswitched,
         };
@@ -1024,6 +1029,7 @@ fn analyse_once(
         wide_subscripts,
         c_code: nest.c_code,
         ast: nest.ast,
+        marked_loops: nest.marked_loops,
         parallel_loops: nest.parallel_loops,
         unswitched: nest.unswitched,
         phase_ms,
@@ -1121,6 +1127,7 @@ struct Nest {
     expansion: Option<String>,
     scratch: Vec<ScratchArray>,
     ast: Ast,
+    marked_loops: HashMap<String, usize>,
     c_code: String,
     unswitched: usize,
 }

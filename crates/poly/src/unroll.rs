@@ -11,7 +11,7 @@
 //! against 24 without); here it is a copy of the tree. Loops whose trip count is not a
 //! constant (the partial tiles, `c7 <= min(n - 1, 16 * c4 + 15)`) keep their loop.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::isl::{Ast, AstExpr, AstOp};
 
@@ -36,6 +36,46 @@ pub fn unroll(a: Ast) -> (Ast, Unrolled) {
     let mut n = Unrolled::default();
     let out = walk(a, &[], &mut n);
     (out, n)
+}
+
+/// Per statement, how many of the loops around it an `unroll` mark names (the strips
+/// [`unroll`] removes from its full tiles): read before [`unroll`] drops the marks.
+pub fn marked_loops(a: &Ast) -> HashMap<String, usize> {
+    fn go(a: &Ast, marked: usize, out: &mut HashMap<String, usize>) {
+        match a {
+            Ast::Mark(name, body) => {
+                let extra = match name.strip_prefix(MARK) {
+                    Some(rest) if rest.is_empty() || rest.starts_with(' ') => {
+                        rest.split_whitespace().count()
+                    }
+                    _ => 0,
+                };
+                go(body, marked + extra, out)
+            }
+            Ast::User(AstExpr::Op(_, args)) => {
+                if let Some(AstExpr::Id(stmt)) = args.first() {
+                    let e = out.entry(stmt.clone()).or_insert(0);
+                    *e = (*e).max(marked);
+                }
+            }
+            Ast::User(_) => {}
+            Ast::For { body, .. } => go(body, marked, out),
+            Ast::If(_, t, e) => {
+                go(t, marked, out);
+                if let Some(e) = e {
+                    go(e, marked, out);
+                }
+            }
+            Ast::Block(v) => {
+                for x in v {
+                    go(x, marked, out);
+                }
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    go(a, 0, &mut out);
+    out
 }
 
 fn walk(a: Ast, its: &[String], n: &mut Unrolled) -> Ast {
