@@ -3,6 +3,8 @@
 //! original does, bit for bit (the reference interpreter runs both on random inputs at
 //! sizes 0 to 13, around and between the panel widths and the tile size).
 
+mod common;
+
 use std::collections::HashMap;
 use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, Scalar};
 use tessera_poly::{Fusion, GenOptions, PolyOptions};
@@ -48,13 +50,7 @@ fn packed(
 /// Runs both programs on the same random `n x n` arrays (the first parameter is `n`, then
 /// two doubles, then `arrays` arrays) at several `n` and asserts equal results, bit for bit.
 fn same_results(before: &Program, after: &Program, arrays: usize) {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = common::xorshift(0x2545_f491_4f6c_dd1du64);
     for n in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 13] {
         let mut args = vec![
             ArgValue::Scalar(Scalar::I32(n as i32)),

@@ -2,6 +2,8 @@
 //! keeps in locals, and that the promoted function computes what the original does (the
 //! reference interpreter runs both on random inputs at sizes 0, 1, 2, 3 and 7).
 
+mod common;
+
 use std::collections::HashMap;
 use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, Scalar};
 
@@ -24,13 +26,7 @@ fn promoted(src: &str) -> (Program, Program, Vec<String>) {
 /// Runs both programs on the same random `n x n` arrays (every parameter after `n` is one)
 /// at several `n` and asserts equal results, bit for bit.
 fn same_results(before: &Program, after: &Program, arrays: usize, float: bool) {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = common::xorshift(0x9e37_79b9_7f4a_7c15u64);
     for n in [0usize, 1, 2, 3, 7] {
         let mut args = vec![ArgValue::Scalar(Scalar::I32(n as i32))];
         for _ in 0..arrays {

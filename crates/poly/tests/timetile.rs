@@ -5,6 +5,8 @@
 //! wavefront's parallel loops run forwards, backwards and shuffled (a parallel mark on a
 //! loop that carries a dependence changes the results in the last two).
 
+mod common;
+
 use std::collections::HashMap;
 use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, Scalar};
 use tessera_poly::{GenOptions, PolyOptions};
@@ -79,13 +81,7 @@ fn check(src: &str, ranks: &[usize], expect: bool) {
     for gen in modes {
         let (before, after, tiled) = optimised(src, true, gen);
         assert_eq!(tiled, expect, "tiled in time");
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = common::xorshift(0x2545_f491_4f6c_dd1du64);
         for tsteps in [0usize, 1, 2, 5, 9] {
             for n in [0usize, 1, 2, 3, 4, 5, 7, 9, 13] {
                 if ranks.contains(&3) && n > 9 {
