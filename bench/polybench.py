@@ -24,8 +24,19 @@ checkout of PolyBench/C 4.2.1. For every benchmark of the suite:
      and after the JIT has timed both versions of each SCoP, the optimised code and the
      code as written, on calls 1 to 4 and kept the faster) are both reported.
 
+With --peers, the same driver is also built by the other compilers of this machine, each
+output compared with gcc -O3's bit for bit (a peer that differs is `wrong` and left out):
+       gcc -O3 -march=native -floop-nest-optimize                   (Graphite, 1 thread)
+       ... -floop-parallelize-all -ftree-parallelize-loops=2        (Graphite, 2 threads)
+       clang-14 -O3 -march=native -mllvm -polly                     (Polly, 1 thread)
+       ... -mllvm -polly-parallel -lgomp (-polly-pattern-matching-based-opts=false: Polly's
+           parallel matmul pattern races here)                      (Polly, 2 threads)
+all with -ffp-contract=off -fwrapv, run interleaved with the rest (OMP_NUM_THREADS=2 for the
+2-thread peers); a second table gives each peer's time, the best peer per thread count and
+the ratio of Tessera's time to it (first call and warm). Pluto is not built here.
+
 Usage: python3 bench/polybench.py --src /path/to/PolyBenchC-4.2.1 [--dataset MEDIUM] [--runs 3]
-       [--repeat 5] [--only gemm,lu] [--variant=--no-pack] [--md out.md]
+       [--repeat 5] [--only gemm,lu] [--variant=--no-pack] [--peers] [--md out.md]
 """
 import math, os, re, statistics, subprocess, sys, tempfile
 
@@ -34,6 +45,16 @@ from common import ROOT, T, arg_parser, emit, field, machine, same_dirs, run as 
 
 PRELUDE = os.path.join(ROOT, "tests", "gcc-prelude.h")
 GCC = ["gcc", "-O3", "-march=native", "-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
+FLAGS = ["-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
+PEERS = [
+    # name, threads, compiler command (then FLAGS)
+    ("graphite", 1, ["gcc", "-O3", "-march=native", "-floop-nest-optimize"]),
+    ("polly", 1, ["clang-14", "-O3", "-march=native", "-mllvm", "-polly"]),
+    ("graphite-2t", 2, ["gcc", "-O3", "-march=native", "-floop-nest-optimize", "-floop-parallelize-all",
+                        "-ftree-parallelize-loops=2"]),
+    ("polly-2t", 2, ["clang-14", "-O3", "-march=native", "-mllvm", "-polly", "-mllvm", "-polly-parallel",
+                     "-mllvm", "-polly-pattern-matching-based-opts=false", "-lgomp"]),
+]
 MODES = [
     ("jit", ["--mode", "jit"]),
     ("opt", ["--mode", "opt", "--threads", "1"]),
@@ -115,7 +136,11 @@ def main():
     ap.add_argument("--variant", default=None,
                     help="extra options for `--mode opt` (e.g. `--no-pack`), run interleaved with the others on 1 and 2 "
                          "threads; the table gains their warm times and their ratio to opt's")
+    ap.add_argument("--peers", action="store_true",
+                    help="also build and time Graphite and Polly (1 and 2 threads) on the same driver")
     a = ap.parse_args()
+    peers = PEERS if a.peers else []
+    env2 = dict(os.environ, OMP_NUM_THREADS="2")
     if a.variant:
         MODES.extend([("var", ["--mode", "opt", "--threads", "1"] + a.variant.split()),
                       ("var-2t", ["--mode", "opt", "--threads", "2"] + a.variant.split())])
@@ -148,14 +173,38 @@ def main():
             open(drv, "w").write(run([T, "emit", path, "--entry", entry, "--target", "driver"]))
             exe = os.path.join(tmp, name + "-gcc")
             run(GCC + [drv, "-o", exe, "-lm"])
+            built = {}
+            for pname, _, cc in peers:
+                pexe = os.path.join(tmp, "%s-%s" % (name, pname))
+                try:
+                    run(cc + FLAGS + [drv, "-o", pexe, "-lm"])
+                    built[pname] = pexe
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    print("WARNING: %s: %s does not build: %s" % (name, pname, str(e)[:200]), file=sys.stderr)
             named = [x for x in args[:-2] if x != "-D"]
             ref = os.path.join(tmp, name + "-out-gcc")
             os.makedirs(ref, exist_ok=True)
-            times = {c: [] for c in ["gcc"] + [m[0] for m in MODES]}
+            times = {c: [] for c in ["gcc"] + [p[0] for p in peers] + [m[0] for m in MODES]}
             warm = {m[0]: [] for m in MODES}
             wrong = set()
             for _ in range(a.runs):
                 times["gcc"].append(field(run([exe, inp, ref] + named), "time_ms"))
+                for pname, pth, _ in peers:
+                    if pname in wrong or pname not in built:
+                        wrong.add(pname)
+                        continue
+                    od = os.path.join(tmp, "%s-out-%s" % (name, pname))
+                    os.makedirs(od, exist_ok=True)
+                    try:
+                        out = run([built[pname], inp, od] + named, env=env2 if pth == 2 else None)
+                        times[pname].append(field(out, "time_ms"))
+                    except (RuntimeError, subprocess.TimeoutExpired) as e:
+                        print("WARNING: %s %s failed: %s" % (name, pname, str(e)[:300]), file=sys.stderr)
+                        wrong.add(pname)
+                        continue
+                    if not same_dirs(od, ref):
+                        print("WARNING: %s: %s output differs from gcc -O3" % (name, pname), file=sys.stderr)
+                        wrong.add(pname)
                 for mname, flags in MODES:
                     if mname in wrong:
                         continue
@@ -211,6 +260,31 @@ def main():
             + (" %s | %s | %s | %s |" % (fmt(w["var"]), fmt(w["var-2t"]), rfmt(rs[4]), rfmt(rs[5])) if var else ""))
     lines.append("| **geomean** | | | | | | | | | | | %s |" % " | ".join("**%.3f**" % geo(qq) for qq in q[:4])
                  + (" | | %s |" % " | ".join("**%.3f**" % geo(qq) for qq in q[4:]) if var else ""))
+    if peers:
+        lines += ["", "Against the peers (times in ms; best 1t: the fastest correct of gcc -O3, Graphite and "
+                  "Polly on 1 thread; best 2t: the fastest correct of all; ratios are the peer's time over "
+                  "Tessera's, above 1 where Tessera is faster):", ""]
+        lines.append("| kernel | gcc -O3 | " + " | ".join(p[0] for p in peers)
+                     + " | opt | opt 2t | opt warm | opt 2t warm | best 1t | best 2t | best 1t / opt | best 2t / opt 2t "
+                       "| best 1t / opt warm | best 2t / opt 2t warm |")
+        lines.append("|---" * (len(peers) + 13) + "|")
+        qp = [[], [], [], []]
+        for row in rows:
+            if row["note"]:
+                continue
+            m, w = row["med"], row["warm"]
+            one = [m[c] for c in ["gcc"] + [p[0] for p in peers if p[1] == 1] if m.get(c)]
+            two = one + [m[p[0]] for p in peers if p[1] == 2 and m.get(p[0])]
+            b1, b2 = (min(one) if one else None), (min(two) if two else None)
+            rs = [ratio(b1, m["opt"]), ratio(b2, m["opt-2t"]), ratio(b1, w["opt"]), ratio(b2, w["opt-2t"])]
+            for qq, r in zip(qp, rs):
+                if r:
+                    qq.append(r)
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                row["name"], fmt(m["gcc"]), " | ".join(fmt(m.get(p[0])) for p in peers),
+                fmt(m["opt"]), fmt(m["opt-2t"]), fmt(w["opt"]), fmt(w["opt-2t"]), fmt(b1), fmt(b2),
+                " | ".join(rfmt(r) for r in rs)))
+        lines.append("| **geomean** |" + " |" * (len(peers) + 7) + " %s |" % " | ".join("**%.3f**" % geo(qq) for qq in qp))
     emit("\n".join(lines), a.md, "Machine: %s; PolyBench/C 4.2.1 %s_DATASET as written; runs=%d (median, interleaved), %d calls per Tessera run "
          "(first call; warm: median of calls 5 on, after the choice of versions); times in ms" % (machine(), a.dataset, a.runs, a.repeat))
 

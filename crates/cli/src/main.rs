@@ -191,6 +191,11 @@ struct PolyArgs {
     /// (other sizes can cost isl seconds).
     #[arg(long)]
     time_tile: bool,
+    /// Never tile a first band with no parallel member whose dependences are not uniform
+    /// (lu, cholesky) to run its tiles in wavefronts; schedule it again with the outer loop
+    /// sequential and the loops inside parallel instead.
+    #[arg(long)]
+    no_wavefront_tiles: bool,
     /// The most bytes of scratch arrays one run of an optimised loop nest may allocate; above
     /// it (checked at run time) the nest's original code runs.
     #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
@@ -255,6 +260,7 @@ impl PolyArgs {
             scratch: !self.no_scratch,
             pack: !self.no_pack,
             time_tile: self.time_tile,
+            wavefront_tiles: !self.no_wavefront_tiles,
             scratch_limit: self.scratch_limit,
             ..Default::default()
         };

@@ -114,6 +114,11 @@ pub fn candidates(base: &PolyOptions) -> Vec<Candidate> {
         o.pack = false;
         add("no panel copies", o);
     }
+    if base.wavefront_tiles && base.tile {
+        let mut o = base.clone();
+        o.wavefront_tiles = false;
+        add("no wavefront tiles", o);
+    }
     if !base.time_tile && base.tile {
         let mut o = base.clone();
         o.time_tile = true;

@@ -77,10 +77,20 @@ pub struct PolyOptions {
     /// Whether a first band with no parallel member whose dependences are uniform (constant
     /// distances: stencils) is tiled in time as well as space, its tiles run in wavefronts
     /// (parallelogram tiles, as Pluto's), instead of scheduling again with the outer loop
-    /// sequential and the loops inside parallel ([`time_tileable`]). Off by default: it gains
+    /// sequential and the loops inside parallel ([`wavefront_tileable`]). Off by default: it gains
     /// 1.25-1.35x on jacobi-2d on one thread here, but on two threads and on fdtd-2d runs
     /// disagree in sign (docs/performance.md); `--tune` times it as a candidate.
     pub time_tile: bool,
+    /// Whether a first band with no parallel member whose dependences are not all uniform
+    /// (triangular solvers and factorisations: `lu`, `cholesky`, `gramschmidt`) is tiled
+    /// with the cache model's tile sizes and its tiles run in wavefronts, as Pluto does,
+    /// where tiling it creates reuse ([`tiling_pays`]) and no statement depends on itself
+    /// along the band's last member ([`wavefront_tileable`]). Otherwise (and with this off)
+    /// the SCoP is scheduled again with the outer loop sequential and the loops inside
+    /// parallel. On by default: lu, cholesky and gramschmidt ran 1.05-1.8x faster here
+    /// (docs/performance.md); the register tiles and micro-kernels of other bands are
+    /// unaffected.
+    pub wavefront_tiles: bool,
     /// The most elementary isl operations that generating the AST of a time-tiled nest may
     /// take; past it the SCoP is scheduled again without time tiling (skewed tiles of several
     /// statements can cost isl seconds).
@@ -107,6 +117,7 @@ impl Default for PolyOptions {
             max_ast_nodes: 3_000,
             register_tile_ast_ops: 1_500_000,
             time_tile: false,
+            wavefront_tiles: true,
             time_tile_ast_ops: 3_000_000,
         }
     }
@@ -284,6 +295,10 @@ pub struct BandInfo {
     pub micro_kernel: Vec<String>,
     /// The operands of that micro-kernel copied into panels first.
     pub packs: Vec<Pack>,
+    /// The statements of a band of affine (not uniform) dependences tiled with its tiles
+    /// run in wavefronts ([`PolyOptions::wavefront_tiles`]): its point loops keep the band's
+    /// order whatever the strides of their innermost accesses.
+    pub wavefront: Vec<String>,
 }
 
 /// An operand of a register micro-kernel (`micro_kernel`) copied before the nest into
@@ -672,13 +687,18 @@ fn analyse_once(
     let mut computed = compute()?;
     // A first band with no parallel member leaves the whole nest sequential unless its tiles
     // run in wavefronts. Two-member bands of one statement get them (`visit`); so do, with
-    // `time_tile`, bands that `time_tileable` accepts and whose time tiles are at least 16
-    // wide (narrower tiles start their innermost loop every few points: heat-3d's 8 x 8 x 8
-    // x 8 ran 2-4x slower). Otherwise schedule again with outer coincidence, which keeps the
-    // time loop outside and the space loops parallel.
+    // `time_tile`, bands of uniform dependences that `wavefront_tileable` accepts and whose
+    // time tiles are at least 16 wide (narrower tiles start their innermost loop every few
+    // points: heat-3d's 8 x 8 x 8 x 8 ran 2-4x slower), and, with `wavefront_tiles`, bands
+    // of other affine dependences that it accepts and where tiles create reuse (lu's
+    // `(k, i, j)`), with the cache model's tile sizes. Otherwise schedule again with outer
+    // coincidence, which keeps the time loop outside and the space loops parallel.
     let arrays = s.arrays.iter().filter(|a| !a.extents.is_empty()).count();
     let mut time_tile = vec![];
+    // `time_tiled`: the first band's tiles run in wavefronts; `affine`: its dependences are
+    // not all uniform (tiles of the cache model's size, not time tiles).
     let mut time_tiled = false;
+    let mut affine = false;
     let mut rescheduled = None;
     if let Some(band) = first_band(&computed)? {
         let n = band.band_n_member()?;
@@ -688,10 +708,27 @@ fn analyse_once(
             .contains(&true);
         if !(any_par || (n == 2 && s.stmts.len() == 1)) {
             let mut why = "the first band had no parallel member".to_string();
-            if opts.time_tile && opts.tile && n >= 2 {
-                match time_tileable(&band, &deps, s)? {
-                    Err(no) => why = format!("{why}; not tiled in time: {no}"),
-                    Ok(()) => {
+            if (opts.time_tile || opts.wavefront_tiles) && opts.tile && n >= 2 {
+                match wavefront_tileable(&band, &deps, s)? {
+                    Err(no) => why = format!("{why}; not tiled in wavefronts: {no}"),
+                    Ok(false) if opts.wavefront_tiles => {
+                        let partial = band.band_partial()?.to_map()?.to_string();
+                        if wavefront_pays(&partial, s, n) {
+                            time_tiled = true;
+                            affine = true;
+                        } else {
+                            why = format!(
+                                "{why}; not tiled in wavefronts: no access is invariant in a member and moves with two others (no reuse to gain), and no statement has a loop inside the band (tiles of single instances)"
+                            );
+                        }
+                    }
+                    Ok(false) => {
+                        why = format!(
+                            "{why}; not tiled in time: its dependence distances are not constant"
+                        )
+                    }
+                    Ok(true) if !opts.time_tile => {}
+                    Ok(true) => {
                         time_tile = time_tile_sizes(opts, arrays, n);
                         if opts.tile_sizes.is_some() || time_tile[0] >= 16 {
                             time_tiled = true;
@@ -720,12 +757,17 @@ fn analyse_once(
     if let Some(r) = rescheduled.take() {
         computed = reschedule(&mut rescheduled, r)?;
     }
-    let computed_text = |computed: &Schedule<'_>, why: &Option<String>, time_tiled| match why {
+    let computed_text = |computed: &Schedule<'_>, why: &Option<String>, time_tiled| {
+        match why {
         Some(w) => format!("{computed} (rescheduled with outer coincidence: {w})"),
+        None if time_tiled && affine => format!(
+            "{computed} (first band: no parallel member, affine dependences: tiled, the tiles run in wavefronts)"
+        ),
         None if time_tiled => format!(
             "{computed} (first band: no parallel member, uniform dependences: tiled in time)"
         ),
         None => computed.to_string(),
+    }
     };
     let mut computed_schedule = computed_text(&computed, &rescheduled, time_tiled);
     lap("scheduling");
@@ -764,7 +806,10 @@ fn analyse_once(
                 &computed,
                 &deps,
                 &tile,
-                time_tiled.then_some(&time_tile[..]),
+                Wavefronts {
+                    time: (time_tiled && !affine).then_some(&time_tile[..]),
+                    affine: (time_tiled && affine).then_some(&tile[..]),
+                },
                 tile_on,
                 permute,
                 RegisterTiles {
@@ -866,7 +911,13 @@ fn analyse_once(
             let (mut n_old, mut n_new) = (0, 0);
             // A micro-kernel's innermost loop walks rows of `B` on purpose (each row segment
             // spans the unrolled columns).
-            let micro: Vec<&String> = bands.iter().flat_map(|b| &b.micro_kernel).collect();
+            // Nor do the point loops of tiles run in wavefronts for lack of a parallel loop:
+            // the tiles keep their footprint in cache, and the alternative is a schedule
+            // whose outer loop sweeps the whole arrays sequentially (lu, cholesky).
+            let micro: Vec<&String> = bands
+                .iter()
+                .flat_map(|b| b.micro_kernel.iter().chain(&b.wavefront))
+                .collect();
             for st in s.stmts.iter().filter(|st| !micro.contains(&&st.name)) {
                 if let (Some(o), Some(n)) = (old.get(&st.name), new.get(&st.name)) {
                     n_old += strided_accesses(st, *o);
@@ -907,7 +958,12 @@ fn analyse_once(
             Err(e) if e.quota && time_tiled => {
                 // Time tiling first: the register tiles may fit without it.
                 let why = format!(
-                    "generating the time-tiled loop nest took more than {} isl operations",
+                    "generating the {} loop nest took more than {} isl operations",
+                    if affine {
+                        "wavefront-tiled"
+                    } else {
+                        "time-tiled"
+                    },
                     opts.time_tile_ast_ops
                 );
                 time_tiled = false;
@@ -1224,21 +1280,24 @@ fn band_deps<'c>(node: &SNode<'c>, deps: &UMap<'c>) -> IslResult<(UMap<'c>, UMap
     ))
 }
 
-/// Whether the band at `node` can be tiled in time, else why not: permutable, dependence
-/// distances bounded by constants along every member for every value of the parameters
-/// (stencils, `A[t+1][i] <- A[t][i-1..i+1]`, have them; triangular solvers and reductions into
-/// a moving target, `lu`, `atax`, do not; tiles of such a band are as wide as the tile sizes
-/// plus a constant halo, which is what makes tiling the time dimension pay), and no statement
-/// depending on an earlier instance of itself through the last member alone (equal outer
-/// schedule and equal other members: seidel-2d's `A[i][j-1]`; time tiles keep the band's
-/// order, so their innermost loop would be a chain that does not vectorise, which the
-/// schedule with outer coincidence avoids). Only the dependences the band sees (same outer
-/// schedule) count.
-fn time_tileable(
+/// Whether the tiles of the band at `node` can run in wavefronts, else why not: permutable
+/// (every dependence non-negative along every member, so rectangular tiles are legal and,
+/// with the first tile member replaced by `t0 + t1`, tile member 1 is parallel), with a
+/// dependence, and no statement depending on an earlier instance of itself through the last
+/// member alone (equal outer schedule and equal other members: seidel-2d's `A[i][j-1]`; the
+/// tiles' point loops keep the band's order, so their innermost loop would be a chain that
+/// does not vectorise, which the schedule with outer coincidence avoids). `Ok(true)` where
+/// the dependence distances are also bounded by constants along every member for every value
+/// of the parameters (uniform: stencils, `A[t+1][i] <- A[t][i-1..i+1]`, have them; tiles of
+/// such a band are as wide as the tile sizes plus a constant halo, which is what makes tiling
+/// the time dimension pay); `Ok(false)` for other affine dependences (triangular solvers and
+/// reductions into a moving target, `lu`, `cholesky`). Only the dependences the band sees
+/// (same outer schedule) count.
+fn wavefront_tileable(
     node: &SNode<'_>,
     deps: &UMap<'_>,
     scop: &Scop,
-) -> IslResult<Result<(), &'static str>> {
+) -> IslResult<Result<bool, &'static str>> {
     if !node.band_permutable()? {
         return Ok(Err("it is not permutable"));
     }
@@ -1252,9 +1311,11 @@ fn time_tileable(
         return Ok(Err("no dependence"));
     }
     let delta = d.deltas()?.to_set()?.reset_tuple_id()?;
+    let mut uniform = true;
     for k in 0..n {
         if delta.dim_range(k)?.is_none() {
-            return Ok(Err("its dependence distances are not constant"));
+            uniform = false;
+            break;
         }
     }
     let vars: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
@@ -1290,7 +1351,16 @@ fn time_tileable(
             ));
         }
     }
-    Ok(Ok(()))
+    Ok(Ok(uniform))
+}
+
+/// The tile sizes of bands whose tiles run in wavefronts ([`wavefront_tileable`]): `time`
+/// for bands of uniform dependences (time tiling), `affine` for the others; `None` where
+/// such bands are not tiled in wavefronts.
+#[derive(Clone, Copy)]
+struct Wavefronts<'a> {
+    time: Option<&'a [i64]>,
+    affine: Option<&'a [i64]>,
 }
 
 /// The sizes of time tiles: `--tile-sizes` rounded down to powers of two up to 32 (see
@@ -1476,6 +1546,19 @@ fn tiling_pays(band: &str, scop: &Scop, n: usize) -> bool {
     })
 }
 
+/// Whether tiling a band with no parallel member and running its tiles in wavefronts can
+/// pay: tiles create reuse ([`tiling_pays`]: lu's `A[k][j]` along `i`), or a statement has
+/// loops inside the band, so that each point of a tile is a loop of its own (gramschmidt's
+/// band `(k, j)` around its loops over `i`): the wavefront's parallelism then comes in
+/// coarse grains. A 2-D band of single instances without reuse (trisolv's `(i, j)`) ran
+/// 1.4x slower tiled in wavefronts than scheduled again with outer coincidence.
+fn wavefront_pays(band: &str, scop: &Scop, n: usize) -> bool {
+    tiling_pays(band, scop, n)
+        || member_counters(band, scop, n)
+            .iter()
+            .any(|(st, _, _)| st.loops.len() > n)
+}
+
 /// Reorders a permutable band so that its innermost member is the parallel one with the best
 /// [`member_scores`] (stride 1, no reduction: what LLVM vectorises), if that improves on the
 /// current innermost member and strides through no more accesses than it: a reduction along
@@ -1561,7 +1644,7 @@ fn transform<'c>(
     schedule: &Schedule<'c>,
     deps: &UMap<'c>,
     tile: &[i64],
-    time_tile: Option<&[i64]>,
+    wave: Wavefronts<'_>,
     do_tile: bool,
     permute: bool,
     register_tile_size: RegisterTiles,
@@ -1584,7 +1667,7 @@ fn transform<'c>(
         &mut node,
         deps,
         tile,
-        time_tile,
+        wave,
         do_tile,
         permute,
         register_tile_size,
@@ -1678,7 +1761,7 @@ fn visit<'c>(
     node: &mut SNode<'c>,
     deps: &UMap<'c>,
     tile: &[i64],
-    time_tile: Option<&[i64]>,
+    wave: Wavefronts<'_>,
     do_tile: bool,
     permute: bool,
     register_tile_size: RegisterTiles,
@@ -1715,22 +1798,41 @@ fn visit<'c>(
                 par_now = Some(p);
                 none
             });
-        // Time tiling: a band of uniform dependences with no parallel member, outside any
-        // parallel loop; its tiles run in wavefronts and its point loops keep their order
-        // (the last member, a space dimension, innermost).
-        let time_sizes = match time_tile {
-            Some(sizes)
-                if do_tile
-                    && permutable
-                    && n >= 2
-                    && !inside_parallel
-                    && !coincident.iter().any(|&c| c)
-                    && time_tileable(node, deps, scop)?.is_ok() =>
-            {
-                Some(sizes)
+        // Tiles in wavefronts: a band with no parallel member, outside any parallel loop,
+        // that `wavefront_tileable` accepts: uniform dependences get time tiles, others (where
+        // tiles create reuse) the cache model's; its point loops keep their order (time or
+        // the outermost loop outside, the last member innermost).
+        let mut affine_wave = false;
+        let time_sizes = if do_tile
+            && permutable
+            && n >= 2
+            && !inside_parallel
+            && !coincident.iter().any(|&c| c)
+            && (wave.time.is_some() || wave.affine.is_some())
+        {
+            match wavefront_tileable(node, deps, scop)? {
+                Ok(true) => wave.time,
+                Ok(false)
+                    if wave.affine.is_some()
+                        && wavefront_pays(&node.band_partial()?.to_map()?.to_string(), scop, n) =>
+                {
+                    affine_wave = true;
+                    wave.affine
+                }
+                _ => None,
             }
-            _ => None,
+        } else {
+            None
         };
+        // The statements of a band tiled in wavefronts for affine dependences.
+        let mut wavefront_stmts = Vec::new();
+        if affine_wave {
+            let partial = node.band_partial()?.to_map()?.to_string();
+            wavefront_stmts = member_counters(&partial, scop, n)
+                .iter()
+                .map(|(st, _, _)| st.name.clone())
+                .collect();
+        }
         if do_tile && permutable && n >= 2 && !pays {
             note = "not tiled: no access is invariant in a member and moves with two others (no reuse to gain) and a member is parallel".into();
         }
@@ -1840,6 +1942,7 @@ fn visit<'c>(
             },
             micro_kernel: micro_stmts,
             packs: micro_packs,
+            wavefront: wavefront_stmts,
         });
         if !inside_parallel {
             let mut real = None;
@@ -1878,7 +1981,7 @@ fn visit<'c>(
             &mut c,
             deps,
             tile,
-            time_tile,
+            wave,
             do_tile,
             permute,
             register_tile_size,
