@@ -267,7 +267,7 @@ def main():
         lines.append("| kernel | gcc -O3 | " + " | ".join(p[0] for p in peers)
                      + " | opt | opt 2t | opt warm | opt 2t warm | best 1t | best 2t | best 1t / opt | best 2t / opt 2t "
                        "| best 1t / opt warm | best 2t / opt 2t warm |")
-        lines.append("|---" * (len(peers) + 13) + "|")
+        lines.append("|---" * (len(peers) + 12) + "|")
         qp = [[], [], [], []]
         for row in rows:
             if row["note"]:
