@@ -1195,19 +1195,23 @@ impl Gen<'_> {
 
     fn node(&mut self, a: &Ast, parallel: bool) -> Result<Vec<Stmt>, GenError> {
         Ok(match a {
+            // A `parallel` mark reaches the loops at its depth through blocks and tests: isl
+            // separated cholesky's diagonal tile (`if (c0 % 2 == 0) ...`) from the loop over
+            // the other tiles of a wavefront, both under the mark. Each loop there was checked
+            // on its own (`isl::ast_from_schedule`), so only those found parallel run so.
             Ast::Block(v) => {
                 let mut out = Vec::new();
                 for x in v {
-                    out.extend(self.node(x, false)?);
+                    out.extend(self.node(x, parallel)?);
                 }
                 out
             }
             Ast::Mark(name, body) => self.node(body, name == "parallel")?,
             Ast::If(c, t, els) => {
                 let cond = self.cond(c)?;
-                let then = self.node(t, false)?;
+                let then = self.node(t, parallel)?;
                 let els = match els {
-                    Some(x) => self.node(x, false)?,
+                    Some(x) => self.node(x, parallel)?,
                     None => vec![],
                 };
                 vec![Stmt::If { cond, then, els }]

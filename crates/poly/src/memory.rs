@@ -410,9 +410,15 @@ fn lines(ctx: &Ctx, params: &str, elems: &USet<'_>, arr: &Arr) -> Result<f64, Is
     Ok((rows * ((width - 1.0) / arr.per_line + 1.0)).min(n))
 }
 
-/// The statements called under a loop that runs in parallel: a `parallel` mark on a `for`
-/// that isl found parallel (what `gen` makes a parallel loop of).
-fn parallel_stmts(a: &crate::isl::Ast, inside: bool, out: &mut std::collections::HashSet<String>) {
+/// The statements called under a loop that runs in parallel: a `for` that isl found
+/// parallel at the depth of a `parallel` mark (`marked`: reached from the mark through
+/// blocks and tests only), what `gen` makes a parallel loop of.
+fn parallel_stmts(
+    a: &crate::isl::Ast,
+    marked: bool,
+    inside: bool,
+    out: &mut std::collections::HashSet<String>,
+) {
     use crate::isl::{Ast, AstExpr};
     match a {
         Ast::User(AstExpr::Op(_, args)) => {
@@ -421,20 +427,19 @@ fn parallel_stmts(a: &crate::isl::Ast, inside: bool, out: &mut std::collections:
             }
         }
         Ast::User(_) => {}
-        Ast::Mark(name, body) => {
-            let par = name == "parallel" && matches!(&**body, Ast::For { parallel: true, .. });
-            parallel_stmts(body, inside || par, out)
+        Ast::Mark(name, body) => parallel_stmts(body, name == "parallel", inside, out),
+        Ast::For { body, parallel, .. } => {
+            parallel_stmts(body, false, inside || (marked && *parallel), out)
         }
-        Ast::For { body, .. } => parallel_stmts(body, inside, out),
         Ast::If(_, t, e) => {
-            parallel_stmts(t, inside, out);
+            parallel_stmts(t, marked, inside, out);
             if let Some(e) = e {
-                parallel_stmts(e, inside, out);
+                parallel_stmts(e, marked, inside, out);
             }
         }
         Ast::Block(v) => {
             for x in v {
-                parallel_stmts(x, inside, out);
+                parallel_stmts(x, marked, inside, out);
             }
         }
     }
@@ -535,7 +540,7 @@ pub fn estimate(
         // found parallel, as code generation decides).
         let mut under_parallel = std::collections::HashSet::new();
         if which == Which::Final {
-            parallel_stmts(&a.ast, false, &mut under_parallel);
+            parallel_stmts(&a.ast, false, false, &mut under_parallel);
         }
         if total == 0.0 {
             return Ok(Estimate {

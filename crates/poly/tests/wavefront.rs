@@ -87,6 +87,13 @@ fn optimised(src: &str, wavefront_tiles: bool, gen: GenOptions) -> (Program, Pro
         );
         // The optimised code runs, not the code as written.
         assert!(s.fallback.is_none(), "{:?}", s.fallback);
+        // With its wavefronts' loops in parallel (outside the test modes, which run them
+        // in order, reversed or shuffled): cholesky's is under the mark next to the
+        // diagonal tile that isl separated from it.
+        if !gen.reorders_parallel() {
+            let text = tessera_ir::print::program(&out);
+            assert!(text.contains("/* parallel */"), "{text}");
+        }
     }
     (prog, out, tiled)
 }
