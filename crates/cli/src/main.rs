@@ -858,8 +858,8 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             if threads.is_some() || fast_math {
                 return Err(usage("--threads and --fast-math go with --candidates"));
             }
-            let rep = tessera::optimize(&prog, &popts, gopts).report;
-            print!("{}", rep.explain(&prog, &[entry.as_str()]));
+            let opt = tessera::optimize(&prog, &popts, gopts);
+            print!("{}", opt.report.explain(&opt.program, &[entry.as_str()]));
             Ok(())
         }
         Cmd::Emit {

@@ -24,6 +24,7 @@ pub mod isl;
 pub mod memory;
 pub mod model;
 pub mod nowrap;
+pub mod private;
 pub mod promote;
 pub mod scop;
 pub mod subst;
@@ -74,6 +75,9 @@ pub struct Report {
     /// Scalar temporaries forward-substituted before SCoP detection: function, variable,
     /// span of the initialiser (see [`subst`]).
     pub substituted: Vec<(String, String, Span)>,
+    /// Scalars declared outside the loops that use them, given a variable per range of
+    /// uses (see [`private`]): function, variable, span of its declaration, variables.
+    pub privatized: Vec<(String, String, Span, usize)>,
 }
 
 /// Optimises every SCoP of `prog`; returns the transformed program and the report.
@@ -83,6 +87,9 @@ pub fn optimize(prog: &Program, opts: &PolyOptions, gen: GenOptions) -> (Program
     let alias = alias::may_alias(prog);
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(opts.max_total_ms);
     for (f, alias) in out.functions.iter_mut().zip(&alias) {
+        for (v, sp, n) in private::privatize(f) {
+            report.privatized.push((f.name.clone(), v, sp, n));
+        }
         for (v, sp) in subst::forward_substitute(f) {
             report.substituted.push((f.name.clone(), v, sp));
         }
@@ -326,11 +333,23 @@ impl Report {
         )
     }
 
-    /// The report as text, for the functions named in `only` (all when empty).
+    /// The report as text, for the functions named in `only` (all when empty). `prog` is the
+    /// program [`optimize`] returned with the report (its statements name the variables the
+    /// optimiser added, such as privatised scalars).
     pub fn explain(&self, prog: &Program, only: &[&str]) -> String {
         let mut s = String::new();
         let want = |f: &str| only.is_empty() || only.contains(&f);
         let mut any = false;
+        for (func, v, sp, n) in &self.privatized {
+            if want(func) {
+                let _ = writeln!(
+                    s,
+                    "privatised the scalar `{v}` of `{func}` (declared at {}): {n} variable{} declared where a loop body assigns it before every use",
+                    sp.loc(),
+                    if *n == 1 { "" } else { "s" }
+                );
+            }
+        }
         for (func, v, sp) in &self.substituted {
             if want(func) {
                 let _ = writeln!(

@@ -447,7 +447,7 @@ impl<'s> KernelBuilder<'s> {
                     .map_err(tessera_jit::CompileError::Jit)?;
                 let k = tessera_jit::Kernel::from_compiled(Arc::new(compiled), &entry)
                     .expect("the optimiser keeps every function");
-                let text = opt.report.explain(&prog, &[entry.as_str()]);
+                let text = opt.report.explain(&opt.program, &[entry.as_str()]);
                 let summary = opt.report.summary();
                 (
                     Backend::Native(k, pool),
@@ -698,7 +698,7 @@ impl Kernel {
         let i = &self.inner;
         i.explain.get_or_init(|| {
             let opt = optimize(&i.prog, &i.poly, i.gen);
-            opt.report.explain(&i.prog, &[self.name()])
+            opt.report.explain(&opt.program, &[self.name()])
         })
     }
 
