@@ -6,6 +6,29 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # during a long run does not change what is measured).
 T = os.environ.get("TESSERA_BIN") or os.path.join(ROOT, "target", "release", "tessera")
 
+# The C compilers Tessera is measured against, each followed by PEER_FLAGS (Tessera's FP and
+# integer semantics without --fast-math, so that every output compares bit for bit): name,
+# threads, command. Polly's parallel mode with its matmul pattern computes gemm-like kernels
+# wrong on this machine (a race); -polly-pattern-matching-based-opts=false makes it right.
+PRELUDE = os.path.join(ROOT, "tests", "gcc-prelude.h")
+PEER_FLAGS = ["-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
+PEERS = [
+    ("gcc", 1, ["gcc", "-O3", "-march=native"]),
+    ("graphite", 1, ["gcc", "-O3", "-march=native", "-floop-nest-optimize"]),
+    ("polly", 1, ["clang-14", "-O3", "-march=native", "-mllvm", "-polly"]),
+    ("graphite-2t", 2, ["gcc", "-O3", "-march=native", "-floop-nest-optimize",
+                        "-floop-parallelize-all", "-ftree-parallelize-loops=2"]),
+    ("polly-2t", 2, ["clang-14", "-O3", "-march=native", "-mllvm", "-polly", "-mllvm", "-polly-parallel",
+                     "-mllvm", "-polly-pattern-matching-based-opts=false"]),
+]
+
+
+def peer_build(cc, src, exe):
+    """The command that builds `src` into `exe` with a peer's compiler command `cc`: its flags,
+    then the libraries (libgomp for Polly's parallel code, after the source so that the linker
+    keeps it)."""
+    return cc + PEER_FLAGS + [src, "-o", exe, "-lm"] + (["-lgomp"] if "-polly-parallel" in cc else [])
+
 
 def header(path, key):
     """The values of the `// KEY: value` header lines of a kernel file."""

@@ -29,20 +29,8 @@ Needs gcc and clang-14 (Debian: apt-get install clang-14; Polly is built into De
 """
 import argparse, os, re, statistics, subprocess, sys, tempfile, math, platform, datetime
 
-from common import ROOT, T, arg_parser, emit, header, field, kernels, machine, same_dirs, run as _run
-
-PRELUDE = os.path.join(ROOT, "tests", "gcc-prelude.h")
-COMMON = ["-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
-PEERS = [
-    # name, threads, compiler command
-    ("gcc", 1, ["gcc", "-O3", "-march=native"]),
-    ("graphite", 1, ["gcc", "-O3", "-march=native", "-floop-nest-optimize"]),
-    ("polly", 1, ["clang-14", "-O3", "-march=native", "-mllvm", "-polly"]),
-    ("graphite-2t", 2, ["gcc", "-O3", "-march=native", "-floop-nest-optimize",
-                        "-floop-parallelize-all", "-ftree-parallelize-loops=2"]),
-    ("polly-2t", 2, ["clang-14", "-O3", "-march=native", "-mllvm", "-polly", "-mllvm", "-polly-parallel",
-                     "-mllvm", "-polly-pattern-matching-based-opts=false"]),
-]
+from common import ROOT, T, PEERS, arg_parser, emit, header, field, kernels, machine, peer_build, same_dirs, \
+    run as _run
 OURS = [
     ("jit", 1, ["--mode", "jit"]),
     ("opt", 1, ["--mode", "opt", "--threads", "1"]),
@@ -87,9 +75,8 @@ def main():
             exes = {}
             for pname, _, cc in PEERS:
                 exe = os.path.join(tmp, pname)
-                extra = ["-lgomp"] if pname == "polly-2t" else []
                 try:
-                    run(cc + COMMON + [drv, "-o", exe, "-lm"] + extra)
+                    run(peer_build(cc, drv, exe))
                     exes[pname] = exe
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     print("WARNING: %s: %s does not build: %s" % (name, pname, str(e)[:300]), file=sys.stderr)

@@ -41,20 +41,12 @@ Usage: python3 bench/polybench.py --src /path/to/PolyBenchC-4.2.1 [--dataset MED
 import math, os, re, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, T, arg_parser, emit, field, machine, same_dirs, run as _run  # noqa: E402
+from common import PEERS as ALL_PEERS, PEER_FLAGS, T, arg_parser, emit, field, machine, peer_build, same_dirs, \
+    run as _run  # noqa: E402
 
-PRELUDE = os.path.join(ROOT, "tests", "gcc-prelude.h")
-GCC = ["gcc", "-O3", "-march=native", "-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
-FLAGS = ["-ffp-contract=off", "-fwrapv", "-std=gnu99", "-w", "-include", PRELUDE]
-PEERS = [
-    # name, threads, compiler command (then FLAGS)
-    ("graphite", 1, ["gcc", "-O3", "-march=native", "-floop-nest-optimize"]),
-    ("polly", 1, ["clang-14", "-O3", "-march=native", "-mllvm", "-polly"]),
-    ("graphite-2t", 2, ["gcc", "-O3", "-march=native", "-floop-nest-optimize", "-floop-parallelize-all",
-                        "-ftree-parallelize-loops=2"]),
-    ("polly-2t", 2, ["clang-14", "-O3", "-march=native", "-mllvm", "-polly", "-mllvm", "-polly-parallel",
-                     "-mllvm", "-polly-pattern-matching-based-opts=false", "-lgomp"]),
-]
+GCC = ["gcc", "-O3", "-march=native"] + PEER_FLAGS
+# Graphite and Polly, 1 and 2 threads (`--peers`); gcc -O3 is always run.
+PEERS = [p for p in ALL_PEERS if p[0] != "gcc"]
 MODES = [
     ("jit", ["--mode", "jit"]),
     ("opt", ["--mode", "opt", "--threads", "1"]),
@@ -177,7 +169,7 @@ def main():
             for pname, _, cc in peers:
                 pexe = os.path.join(tmp, "%s-%s" % (name, pname))
                 try:
-                    run(cc + FLAGS + [drv, "-o", pexe, "-lm"])
+                    run(peer_build(cc, drv, pexe))
                     built[pname] = pexe
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     print("WARNING: %s: %s does not build: %s" % (name, pname, str(e)[:200]), file=sys.stderr)

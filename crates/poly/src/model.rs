@@ -1803,7 +1803,7 @@ fn visit<'c>(
         // that `wavefront_tileable` accepts: uniform dependences get time tiles, others (where
         // `wavefront_pays`) the cache model's; its point loops keep their order (time or the
         // outermost loop outside, the last member innermost).
-        let mut affine_wave = false;
+        let mut wavefront_stmts = Vec::new();
         let time_sizes = if do_tile
             && permutable
             && n >= 2
@@ -1813,27 +1813,24 @@ fn visit<'c>(
         {
             match wavefront_tileable(node, deps, scop)? {
                 Ok(true) => wave.time,
-                Ok(false)
-                    if wave.affine.is_some()
-                        && wavefront_pays(&node.band_partial()?.to_map()?.to_string(), scop, n) =>
-                {
-                    affine_wave = true;
-                    wave.affine
+                Ok(false) if wave.affine.is_some() => {
+                    let partial = node.band_partial()?.to_map()?.to_string();
+                    if wavefront_pays(&partial, scop, n) {
+                        // Its statements keep the band's point-loop order (`BandInfo::wavefront`).
+                        wavefront_stmts = member_counters(&partial, scop, n)
+                            .iter()
+                            .map(|(st, _, _)| st.name.clone())
+                            .collect();
+                        wave.affine
+                    } else {
+                        None
+                    }
                 }
                 _ => None,
             }
         } else {
             None
         };
-        // The statements of a band tiled in wavefronts for affine dependences.
-        let mut wavefront_stmts = Vec::new();
-        if affine_wave {
-            let partial = node.band_partial()?.to_map()?.to_string();
-            wavefront_stmts = member_counters(&partial, scop, n)
-                .iter()
-                .map(|(st, _, _)| st.name.clone())
-                .collect();
-        }
         if do_tile && permutable && n >= 2 && !pays {
             note = "not tiled: no access is invariant in a member and moves with two others (no reuse to gain) and a member is parallel".into();
         }

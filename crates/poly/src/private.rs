@@ -212,29 +212,21 @@ fn split(
 ) {
     let mut p = 0;
     while p < list.len() {
-        if let (true, Some(value)) = (in_loop, plain_def(&list[p], v)) {
-            let value = value.clone();
-            let w = new_var(vars);
-            fresh.push(w);
-            list[p] = Stmt::Decl {
-                var: w,
-                init: Some(value),
-            };
-            let mut r = p + 1;
-            while r < list.len() && plain_def(&list[r], v).is_none() {
-                r += 1;
+        if let Some(value) = plain_def(&list[p], v) {
+            let end = (p + 1..list.len())
+                .find(|&r| plain_def(&list[r], v).is_some())
+                .unwrap_or(list.len());
+            // A range outside every loop body is left alone: renaming it gains nothing.
+            if in_loop {
+                let w = new_var(vars);
+                fresh.push(w);
+                list[p] = Stmt::Decl {
+                    var: w,
+                    init: Some(value.clone()),
+                };
+                rename(&mut list[p + 1..end], v, w);
             }
-            rename(&mut list[p + 1..r], v, w);
-            p = r;
-            continue;
-        }
-        if plain_def(&list[p], v).is_some() {
-            // A range outside every loop body: renaming it gains nothing.
-            let mut r = p + 1;
-            while r < list.len() && plain_def(&list[r], v).is_none() {
-                r += 1;
-            }
-            p = r;
+            p = end;
             continue;
         }
         for (l, is_loop) in lists_mut(&mut list[p]) {

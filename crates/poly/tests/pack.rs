@@ -6,7 +6,7 @@
 mod common;
 
 use std::collections::HashMap;
-use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, Scalar};
+use tessera_ir::{ArgValue, ArrayData, ArrayElems, Program, Scalar};
 use tessera_poly::{Fusion, GenOptions, PolyOptions};
 
 /// Optimises `src` with a 2 x 4 micro-kernel and tiles of 5 (sizes below are not multiples
@@ -68,14 +68,7 @@ fn same_results(before: &Program, after: &Program, arrays: usize) {
                 elems,
             }));
         }
-        let mut a = args.clone();
-        let mut b = args;
-        let ra =
-            tessera_interp::call(before, FuncId(0), &mut a, Default::default()).map_err(|e| e.kind);
-        let rb =
-            tessera_interp::call(after, FuncId(0), &mut b, Default::default()).map_err(|e| e.kind);
-        assert_eq!(ra, rb, "n = {n}");
-        assert_eq!(a, b, "n = {n}");
+        common::assert_same_run(before, after, &args, &format!("n = {n}"));
     }
 }
 

@@ -6,7 +6,7 @@
 mod common;
 
 use std::collections::HashMap;
-use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Scalar};
+use tessera_ir::{ArgValue, ArrayData, ArrayElems, Scalar};
 use tessera_poly::{GenOptions, PolyOptions};
 
 /// Optimises `src` (signature `(int n, double arrays[n]...)`, `arrays` of them, each `n` or
@@ -47,13 +47,7 @@ fn privatised(src: &str, ranks: &[usize]) -> Vec<(String, usize)> {
                 }
             }
         }
-        let mut b = a.clone();
-        let ra =
-            tessera_interp::call(&prog, FuncId(0), &mut a, Default::default()).map_err(|e| e.kind);
-        let rb =
-            tessera_interp::call(&out, FuncId(0), &mut b, Default::default()).map_err(|e| e.kind);
-        assert_eq!(ra, rb, "n = {n}");
-        assert_eq!(a, b, "n = {n}");
+        common::assert_same_run(&prog, &out, &a, &format!("n = {n}"));
     }
     report
         .privatized

@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::HashMap;
-use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, Scalar};
+use tessera_ir::{ArgValue, ArrayData, ArrayElems, Program, Scalar};
 
 /// The program of `src` with every subscript marked proven in bounds (as the polyhedral
 /// stage marks those it proves), before and after promotion; and promotion's notes.
@@ -44,14 +44,7 @@ fn same_results(before: &Program, after: &Program, arrays: usize, float: bool) {
                 elems,
             }));
         }
-        let mut a = args.clone();
-        let mut b = args;
-        let ra =
-            tessera_interp::call(before, FuncId(0), &mut a, Default::default()).map_err(|e| e.kind);
-        let rb =
-            tessera_interp::call(after, FuncId(0), &mut b, Default::default()).map_err(|e| e.kind);
-        assert_eq!(ra, rb, "n = {n}");
-        assert_eq!(a, b, "n = {n}");
+        common::assert_same_run(before, after, &args, &format!("n = {n}"));
     }
 }
 

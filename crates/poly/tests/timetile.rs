@@ -8,7 +8,7 @@
 mod common;
 
 use std::collections::HashMap;
-use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, Scalar};
+use tessera_ir::{ArgValue, ArrayData, ArrayElems, Program, Scalar};
 use tessera_poly::{GenOptions, PolyOptions};
 
 /// The kernels' signature: `(int tsteps, int n, arrays...)`, each array `n`, `n x n` or
@@ -62,23 +62,7 @@ fn optimised(src: &str, time_tile: bool, gen: GenOptions) -> (Program, Program, 
 /// Asserts that `src` is tiled in time exactly when `expect`, and that the optimised code
 /// under each test mode gives the original's results bit for bit.
 fn check(src: &str, ranks: &[usize], expect: bool) {
-    let modes = [
-        GenOptions {
-            versions: false,
-            ..Default::default()
-        },
-        GenOptions {
-            versions: false,
-            reverse_parallel: true,
-            ..Default::default()
-        },
-        GenOptions {
-            versions: false,
-            shuffle_parallel: Some(12345),
-            ..Default::default()
-        },
-    ];
-    for gen in modes {
+    for gen in common::parallel_test_modes() {
         let (before, after, tiled) = optimised(src, true, gen);
         assert_eq!(tiled, expect, "tiled in time");
         let mut next = common::xorshift(0x2545_f491_4f6c_dd1du64);
@@ -87,14 +71,9 @@ fn check(src: &str, ranks: &[usize], expect: bool) {
                 if ranks.contains(&3) && n > 9 {
                     continue;
                 }
-                let mut a = args(tsteps, n, ranks, &mut next);
-                let mut b = a.clone();
-                let ra = tessera_interp::call(&before, FuncId(0), &mut a, Default::default())
-                    .map_err(|e| e.kind);
-                let rb = tessera_interp::call(&after, FuncId(0), &mut b, Default::default())
-                    .map_err(|e| e.kind);
-                assert_eq!(ra, rb, "tsteps = {tsteps}, n = {n}, {gen:?}");
-                assert_eq!(a, b, "tsteps = {tsteps}, n = {n}, {gen:?}");
+                let a = args(tsteps, n, ranks, &mut next);
+                let case = format!("tsteps = {tsteps}, n = {n}, {gen:?}");
+                common::assert_same_run(&before, &after, &a, &case);
             }
         }
     }

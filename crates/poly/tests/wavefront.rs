@@ -11,7 +11,7 @@
 mod common;
 
 use std::collections::HashMap;
-use tessera_ir::{ArgValue, ArrayData, ArrayElems, FuncId, Program, Scalar};
+use tessera_ir::{ArgValue, ArrayData, ArrayElems, Program, Scalar};
 use tessera_poly::{GenOptions, PolyOptions};
 
 /// Random values in [-10, 10) for an array of `shape`.
@@ -102,35 +102,13 @@ fn optimised(src: &str, wavefront_tiles: bool, gen: GenOptions) -> (Program, Pro
 /// code under each test mode gives the original's results bit for bit on the inputs of
 /// `inputs` at each size.
 fn check(src: &str, inputs: &Inputs, expect: bool) {
-    let modes = [
-        GenOptions {
-            versions: false,
-            ..Default::default()
-        },
-        GenOptions {
-            versions: false,
-            reverse_parallel: true,
-            ..Default::default()
-        },
-        GenOptions {
-            versions: false,
-            shuffle_parallel: Some(12345),
-            ..Default::default()
-        },
-    ];
-    for gen in modes {
+    for gen in common::parallel_test_modes() {
         let (before, after, tiled) = optimised(src, true, gen);
         assert_eq!(tiled, expect, "tiled in wavefronts");
         let mut next = common::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for n in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 13, 17] {
-            let mut a = inputs(n, &mut next);
-            let mut b = a.clone();
-            let ra = tessera_interp::call(&before, FuncId(0), &mut a, Default::default())
-                .map_err(|e| e.kind);
-            let rb = tessera_interp::call(&after, FuncId(0), &mut b, Default::default())
-                .map_err(|e| e.kind);
-            assert_eq!(ra, rb, "n = {n}, {gen:?}");
-            assert_eq!(a, b, "n = {n}, {gen:?}");
+            let args = inputs(n, &mut next);
+            common::assert_same_run(&before, &after, &args, &format!("n = {n}, {gen:?}"));
         }
     }
     // With the option off the same SCoP is scheduled again with outer coincidence.
